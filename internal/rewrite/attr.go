@@ -1,0 +1,96 @@
+package rewrite
+
+// The tokenizer in golang.org/x/net/html lower-cases tag names and unescapes
+// attribute values in place, which would destroy the raw bytes we must copy
+// through unchanged. So tags are inspected here from their raw bytes, with the
+// same attribute grammar the tokenizer uses (WHATWG §13.2.5.32–38), and only
+// the value spans that change are replaced.
+
+// attr is one attribute of a raw start tag: byte offsets into the raw tag.
+type attr struct {
+	nameStart, nameEnd int
+	valStart, valEnd   int  // the value without its quotes; empty when absent
+	quote              byte // '"', '\'' or 0 for unquoted or absent values
+	hasValue           bool
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f'
+}
+
+// tagName returns the name of a raw start or end tag ("<Head ...>" → "Head").
+func tagName(raw []byte) []byte {
+	i := 1
+	if i < len(raw) && raw[i] == '/' {
+		i++
+	}
+	start := i
+	for i < len(raw) {
+		c := raw[i]
+		if isSpace(c) || c == '/' || c == '>' {
+			break
+		}
+		i++
+	}
+	return raw[start:i]
+}
+
+// scanAttrs appends the attributes of a raw start tag to dst.
+func scanAttrs(raw []byte, dst []attr) []attr {
+	name := tagName(raw)
+	i := 1 + len(name)
+	n := len(raw)
+	if n > 0 && raw[n-1] == '>' {
+		n-- // the closing '>' is never part of an attribute
+	}
+	for {
+		for i < n && (isSpace(raw[i]) || raw[i] == '/') {
+			i++
+		}
+		if i >= n {
+			return dst
+		}
+		var a attr
+		a.nameStart = i
+		// An '=' as the first character belongs to the name (WHATWG 13.2.5.32).
+		i++
+		for i < n && !isSpace(raw[i]) && raw[i] != '/' && raw[i] != '=' {
+			i++
+		}
+		a.nameEnd = i
+		j := i
+		for j < n && isSpace(raw[j]) {
+			j++
+		}
+		if j >= n || raw[j] != '=' {
+			a.valStart, a.valEnd = i, i
+			dst = append(dst, a)
+			continue
+		}
+		j++
+		for j < n && isSpace(raw[j]) {
+			j++
+		}
+		a.hasValue = true
+		if j < n && (raw[j] == '"' || raw[j] == '\'') {
+			a.quote = raw[j]
+			j++
+			a.valStart = j
+			for j < n && raw[j] != a.quote {
+				j++
+			}
+			a.valEnd = j
+			if j < n {
+				j++
+			}
+		} else {
+			a.valStart = j
+			for j < n && !isSpace(raw[j]) {
+				j++
+			}
+			a.valEnd = j
+		}
+		i = j
+		dst = append(dst, a)
+	}
+}

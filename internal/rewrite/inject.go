@@ -1,0 +1,115 @@
+package rewrite
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Slot is one matched ad slot as the client bundle receives it (§4.3). The
+// fields are declared in key order so the JSON keys come out sorted.
+type Slot struct {
+	DivID       string         `json:"div_id"`
+	Formats     [][]int        `json:"formats"`
+	GAMUnitPath string         `json:"gam_unit_path"`
+	ID          string         `json:"id"`
+	Targeting   map[string]any `json:"targeting"`
+}
+
+// Bid is a slot's winning bid, keys sorted like Slot's.
+type Bid struct {
+	Adm      string `json:"adm"`
+	H        int    `json:"h"`
+	HbAdid   string `json:"hb_adid"`
+	HbBidder string `json:"hb_bidder"`
+	HbPb     string `json:"hb_pb"`
+	W        int    `json:"w"`
+}
+
+// BundlePath is the path the client bundle is served from.
+const BundlePath = "/static/tsjs=tsjs-unified.min.js"
+
+// BundleTag is the §4.2 script tag for a bundle whose sha256 is hexHash.
+func BundleTag(hexHash string) []byte {
+	return []byte(`<script src="` + BundlePath + `?v=` + hexHash + `" id="trustedserver-js"></script>`)
+}
+
+// AdSlotsScript is the §4.3 head script declaring the matched slots.
+func AdSlotsScript(slots []Slot) ([]byte, error) {
+	if slots == nil {
+		slots = []Slot{}
+	}
+	for i := range slots {
+		if slots[i].Formats == nil {
+			slots[i].Formats = [][]int{}
+		}
+		if slots[i].Targeting == nil {
+			slots[i].Targeting = map[string]any{}
+		}
+	}
+	js, err := json.Marshal(slots)
+	if err != nil {
+		return nil, fmt.Errorf("encode ad slots: %w", err)
+	}
+	var b bytes.Buffer
+	b.WriteString(`<script>(window.tsjs=window.tsjs||{}).adSlots=JSON.parse("`)
+	escapeJSString(&b, js)
+	b.WriteString(`");</script>`)
+	return b.Bytes(), nil
+}
+
+// BidsScript is the §4.3 script placed before </body>.
+func BidsScript(bids map[string]Bid) ([]byte, error) {
+	if bids == nil {
+		bids = map[string]Bid{}
+	}
+	js, err := json.Marshal(bids)
+	if err != nil {
+		return nil, fmt.Errorf("encode bids: %w", err)
+	}
+	var b bytes.Buffer
+	b.WriteString(`<script>(function(){var t=window.tsjs=window.tsjs||{};var b=JSON.parse("`)
+	escapeJSString(&b, js)
+	b.WriteString(`");var s=t.scheduleInitialAdInit;if(typeof s==="function")s(b);else t.bids=b;})();</script>`)
+	return b.Bytes(), nil
+}
+
+// escapeJSString writes s as the body of a double-quoted JavaScript string
+// literal inside a <script> element (§4.3). '<', '>' and '&' are escaped so
+// that no "</script>" or "<!--" can appear in the element; U+2028 and U+2029
+// are line terminators in older JavaScript string literals.
+func escapeJSString(b *bytes.Buffer, s []byte) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\\':
+			b.WriteString(`\\`)
+		case '"':
+			b.WriteString(`\"`)
+		case '<':
+			b.WriteString(`\u003C`)
+		case '>':
+			b.WriteString(`\u003E`)
+		case '&':
+			b.WriteString(`\u0026`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case 0xE2:
+			// U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
+			if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+				if s[i+2] == 0xA8 {
+					b.WriteString(`\u2028`)
+				} else {
+					b.WriteString(`\u2029`)
+				}
+				i += 2
+				continue
+			}
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+}
