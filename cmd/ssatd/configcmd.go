@@ -1,0 +1,82 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/ssatd/ssatd/internal/config"
+)
+
+// configFlags parses the -config flag shared by serve and config check.
+func configFlags(name string, args []string, stderr io.Writer, environ []string) (string, bool) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", "", "configuration file (TOML); default $SSATD_CONFIG")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: ssatd %s -config FILE\n", name)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return "", false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "ssatd %s: unexpected argument %q\n", name, fs.Arg(0))
+		fs.Usage()
+		return "", false
+	}
+	if *path == "" {
+		*path = lookupEnv(environ, "SSATD_CONFIG")
+	}
+	return *path, true
+}
+
+func loadConfig(path string, environ []string) (*config.Config, error) {
+	cfg, err := config.Load(path, environ)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// printProblems writes each configuration problem on its own line.
+func printProblems(w io.Writer, path string, err error) {
+	var list *config.Errors
+	if errors.As(err, &list) {
+		fmt.Fprintf(w, "configuration %s has %d problem(s):\n", describe(path), len(list.List))
+		for _, e := range list.List {
+			fmt.Fprintf(w, "  - %v\n", e)
+		}
+		return
+	}
+	fmt.Fprintf(w, "configuration %s: %v\n", describe(path), err)
+}
+
+func describe(path string) string {
+	if path == "" {
+		return "(environment only)"
+	}
+	return fmt.Sprintf("%q", path)
+}
+
+func cmdConfigCheck(args []string, stdout, stderr io.Writer, environ []string) int {
+	path, ok := configFlags("config check", args, stderr, environ)
+	if !ok {
+		return 2
+	}
+	cfg, err := loadConfig(path, environ)
+	if err != nil {
+		printProblems(stderr, path, err)
+		return 1
+	}
+	for _, w := range cfg.Warnings() {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
+	fmt.Fprintf(stdout, "# configuration %s is valid; effective settings (secrets masked):\n", describe(path))
+	if err := cfg.WriteEffective(stdout); err != nil {
+		fmt.Fprintf(stderr, "ssatd config check: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,72 @@
+// Command ssatd is a streaming reverse proxy that does for a publisher's
+// pages what a Fastly Compute guest does on the SSAT path. See README.md.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+const usage = `usage: ssatd <command> [flags]
+
+commands:
+  serve -config FILE          run the daemon (SSATD_CONFIG may name the file)
+  config check -config FILE   validate a configuration and print the effective one
+  version                     print the version
+
+environment:
+  SSATD_CONFIG                configuration file when -config is not given
+  SSATD_<SECTION>_<KEY>       override any scalar key, e.g. SSATD_PUBLISHER_ORIGIN_URL
+  SSATD_LOG_FORMAT            json (default) or console
+  SSATD_LOG_LEVEL             debug, info (default), warn, error
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ())
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole command line, testable without a process.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return cmdServe(ctx, args[1:], stdout, stderr, environ)
+	case "config":
+		if len(args) < 2 || args[1] != "check" {
+			fmt.Fprint(stderr, "ssatd config: the only sub-command is \"check\"\n\n"+usage)
+			return 2
+		}
+		return cmdConfigCheck(args[2:], stdout, stderr, environ)
+	case "version", "-version", "--version":
+		fmt.Fprintf(stdout, "ssatd %s\n", version)
+		return 0
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "ssatd: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}
+
+func lookupEnv(environ []string, key string) string {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if len(environ[i]) > len(key) && environ[i][:len(key)+1] == key+"=" {
+			return environ[i][len(key)+1:]
+		}
+	}
+	return ""
+}

@@ -1,0 +1,96 @@
+// Package auction runs the bid request that an SSAT page waits for at
+// </body> (spec §4.3). The auction starts when the request arrives, runs
+// concurrently with the origin fetch, and is bounded by a deadline.
+package auction
+
+import (
+	"context"
+	"time"
+
+	"github.com/ssatd/ssatd/internal/rewrite"
+)
+
+// Request describes what is being auctioned.
+type Request struct {
+	Path  string
+	Slots []rewrite.Slot
+}
+
+// Provider returns the winning bid per slot id. It must honour ctx.
+type Provider interface {
+	Bids(ctx context.Context, req Request) (map[string]rewrite.Bid, error)
+}
+
+// None is the provider that never bids: pages get an empty bids object.
+type None struct{}
+
+func (None) Bids(context.Context, Request) (map[string]rewrite.Bid, error) {
+	return map[string]rewrite.Bid{}, nil
+}
+
+// Static returns configured bids for the slots that were matched.
+type Static struct {
+	BySlot map[string]rewrite.Bid
+}
+
+func (s Static) Bids(_ context.Context, req Request) (map[string]rewrite.Bid, error) {
+	out := make(map[string]rewrite.Bid, len(req.Slots))
+	for _, sl := range req.Slots {
+		if b, ok := s.BySlot[sl.ID]; ok {
+			out[sl.ID] = b
+		}
+	}
+	return out, nil
+}
+
+// Call is one running auction.
+type Call struct {
+	done     chan struct{}
+	bids     map[string]rewrite.Bid
+	err      error
+	deadline time.Time
+	cancel   context.CancelFunc
+}
+
+// Start runs p in the background; the result is available until deadline.
+func Start(ctx context.Context, p Provider, req Request, timeout time.Duration) *Call {
+	deadline := time.Now().Add(timeout)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	c := &Call{done: make(chan struct{}), deadline: deadline, cancel: cancel}
+	go func() {
+		defer close(c.done)
+		c.bids, c.err = p.Bids(ctx, req)
+	}()
+	return c
+}
+
+// Outcome says how Wait ended, for the access log.
+type Outcome string
+
+const (
+	Completed Outcome = "completed"
+	TimedOut  Outcome = "timeout"
+	Failed    Outcome = "error"
+	Cancelled Outcome = "cancelled"
+)
+
+// Wait returns the bids, or an empty set when the auction failed or did not
+// finish by its deadline: the page is never held longer than the timeout.
+func (c *Call) Wait(ctx context.Context) (map[string]rewrite.Bid, Outcome) {
+	t := time.NewTimer(time.Until(c.deadline))
+	defer t.Stop()
+	select {
+	case <-c.done:
+		if c.err != nil {
+			return map[string]rewrite.Bid{}, Failed
+		}
+		return c.bids, Completed
+	case <-t.C:
+		return map[string]rewrite.Bid{}, TimedOut
+	case <-ctx.Done():
+		return map[string]rewrite.Bid{}, Cancelled
+	}
+}
+
+// Stop releases the auction's resources; the provider's context is cancelled.
+func (c *Call) Stop() { c.cancel() }

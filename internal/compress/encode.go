@@ -1,0 +1,195 @@
+package compress
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zlib"
+)
+
+// Options are the encoder settings. They are validated by the configuration
+// layer; NewWriter checks them again so that a bad value can never reach a
+// library that would silently clamp it.
+type Options struct {
+	GzipLevel     int // gzip and deflate: -2 (Huffman only), -1 (default), 0..9
+	BrotliQuality int // 0..11
+	BrotliWindow  int // log2 of the window, 10..24
+}
+
+// Writer is a streaming encoder.
+//
+// Flush emits everything written so far as decodable bytes (a sync flush),
+// which lets the proxy push a page's head to the client before the origin
+// has sent the rest. Close finishes the stream and returns pooled state; any
+// use after Close is an error, except that Close itself may be repeated.
+type Writer interface {
+	io.Writer
+	Flush() error
+	Close() error
+}
+
+var errWriterClosed = errors.New("compress: write after close")
+
+// resetWriter is what the three encoders have in common, which is what makes
+// them poolable.
+type resetWriter interface {
+	io.Writer
+	Flush() error
+	Close() error
+	Reset(io.Writer)
+}
+
+// writerKey identifies encoders that can stand in for one another. The level
+// and window are fixed at construction, so pooling by coding alone would hand
+// out an encoder with the wrong settings.
+type writerKey struct {
+	coding        Coding
+	level, window int
+}
+
+// writerPools maps writerKey to *sync.Pool. Options are validated before a
+// key is made, so the map holds a small bounded set of pools.
+var writerPools sync.Map
+
+// NewWriter returns an encoder of coding c writing to w.
+func NewWriter(c Coding, w io.Writer, o Options) (Writer, error) {
+	var key writerKey
+	switch c {
+	case Identity:
+		return &identityWriter{w: w}, nil
+	case Gzip, Deflate:
+		// Stateless gzip (-3) is excluded: it cannot sync-flush.
+		if o.GzipLevel < gzip.HuffmanOnly || o.GzipLevel > gzip.BestCompression {
+			return nil, fmt.Errorf("compress: new %s writer: level %d out of range [%d, %d]",
+				c, o.GzipLevel, gzip.HuffmanOnly, gzip.BestCompression)
+		}
+		key = writerKey{coding: c, level: o.GzipLevel}
+	case Brotli:
+		if o.BrotliQuality < brotli.BestSpeed || o.BrotliQuality > brotli.BestCompression {
+			return nil, fmt.Errorf("compress: new br writer: quality %d out of range [%d, %d]",
+				o.BrotliQuality, brotli.BestSpeed, brotli.BestCompression)
+		}
+		// The library reads 0 as "pick for me"; the configured window is
+		// meant to bound memory, so an explicit value is required.
+		if o.BrotliWindow < 10 || o.BrotliWindow > 24 {
+			return nil, fmt.Errorf("compress: new br writer: window %d out of range [10, 24]", o.BrotliWindow)
+		}
+		key = writerKey{coding: c, level: o.BrotliQuality, window: o.BrotliWindow}
+	default:
+		return nil, fmt.Errorf("compress: new writer: unsupported coding %q", c)
+	}
+
+	p, _ := writerPools.LoadOrStore(key, new(sync.Pool))
+	pool := p.(*sync.Pool)
+	if rw, ok := pool.Get().(resetWriter); ok {
+		// Reset on the way out of the pool, not only on the way in, so
+		// that correctness never depends on how the writer was returned.
+		rw.Reset(w)
+		return &encodeHandle{coding: c, w: rw, pool: pool}, nil
+	}
+	rw, err := newResetWriter(key, w)
+	if err != nil {
+		return nil, err
+	}
+	return &encodeHandle{coding: c, w: rw, pool: pool}, nil
+}
+
+func newResetWriter(k writerKey, w io.Writer) (resetWriter, error) {
+	switch k.coding {
+	case Gzip:
+		gw, err := gzip.NewWriterLevel(w, k.level)
+		if err != nil {
+			return nil, fmt.Errorf("compress: new gzip writer: %w", err)
+		}
+		return gw, nil
+	case Deflate:
+		zw, err := zlib.NewWriterLevel(w, k.level)
+		if err != nil {
+			return nil, fmt.Errorf("compress: new deflate writer: %w", err)
+		}
+		return zw, nil
+	default:
+		return brotli.NewWriterOptions(w, brotli.WriterOptions{Quality: k.level, LGWin: k.window}), nil
+	}
+}
+
+// encodeHandle is what callers hold; Close detaches it from the pooled
+// encoder so that late calls cannot write into someone else's stream.
+type encodeHandle struct {
+	coding Coding
+	w      resetWriter
+	pool   *sync.Pool
+}
+
+func (h *encodeHandle) Write(p []byte) (int, error) {
+	if h.w == nil {
+		return 0, errWriterClosed
+	}
+	n, err := h.w.Write(p)
+	if err != nil {
+		return n, fmt.Errorf("compress: %s write: %w", h.coding, err)
+	}
+	return n, nil
+}
+
+func (h *encodeHandle) Flush() error {
+	if h.w == nil {
+		return errWriterClosed
+	}
+	if err := h.w.Flush(); err != nil {
+		return fmt.Errorf("compress: %s flush: %w", h.coding, err)
+	}
+	return nil
+}
+
+func (h *encodeHandle) Close() error {
+	w := h.w
+	if w == nil {
+		return nil
+	}
+	h.w = nil
+	if err := w.Close(); err != nil {
+		// An encoder that failed mid-stream is dropped rather than trusted
+		// to Reset cleanly; failures are rare enough that the lost reuse
+		// does not matter.
+		return fmt.Errorf("compress: %s close: %w", h.coding, err)
+	}
+	// Point the encoder away from the caller's writer so the pool does
+	// not keep a finished response alive.
+	w.Reset(io.Discard)
+	h.pool.Put(w)
+	return nil
+}
+
+type identityWriter struct {
+	w      io.Writer
+	closed bool
+}
+
+func (iw *identityWriter) Write(p []byte) (int, error) {
+	if iw.closed {
+		return 0, errWriterClosed
+	}
+	n, err := iw.w.Write(p)
+	if err != nil {
+		return n, fmt.Errorf("compress: identity write: %w", err)
+	}
+	return n, nil
+}
+
+func (iw *identityWriter) Flush() error {
+	if iw.closed {
+		return errWriterClosed
+	}
+	return nil
+}
+
+func (iw *identityWriter) Close() error {
+	iw.closed = true
+	iw.w = nil
+	return nil
+}

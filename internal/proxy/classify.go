@@ -1,0 +1,57 @@
+package proxy
+
+import (
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/ssatd/ssatd/internal/compress"
+)
+
+// route is what the guest does with an origin response (spec §3).
+type route string
+
+const (
+	routeHeadersOnly route = "headers-only"
+	routePassThrough route = "pass-through"
+	routeUnsupported route = "unsupported-encoding"
+	routePipeline    route = "pipeline"
+	routeError       route = "error"
+	routeRejected    route = "rejected"
+)
+
+// classify decides the route from status and headers alone, before any
+// body byte is read. The first matching row of the §3 table wins.
+func classify(method string, resp *http.Response) (route, compress.Coding) {
+	switch {
+	case method == http.MethodHead,
+		resp.StatusCode < 200,
+		resp.StatusCode == http.StatusNoContent,
+		resp.StatusCode == http.StatusResetContent,
+		resp.StatusCode == http.StatusNotModified:
+		return routeHeadersOnly, ""
+	case !isHTML(resp.Header.Get("Content-Type")):
+		return routePassThrough, ""
+	}
+	// Several Content-Encoding lines are a stacked coding (RFC 9110
+	// §8.4: the values form one list), which ssatd does not decode.
+	ce := strings.Join(resp.Header.Values("Content-Encoding"), ", ")
+	c, ok := compress.ParseContentEncoding(ce)
+	if !ok {
+		return routeUnsupported, ""
+	}
+	return routePipeline, c
+}
+
+func isHTML(contentType string) bool {
+	if contentType == "" {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		// A parameter error still leaves the media type readable.
+		mt, _, _ = strings.Cut(contentType, ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+	}
+	return mt == "text/html"
+}

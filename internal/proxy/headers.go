@@ -1,0 +1,73 @@
+package proxy
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/ssatd/ssatd/internal/compress"
+)
+
+// HintHeader asks the edge to compress a response (§5.4).
+const HintHeader = "X-Compress-Hint"
+
+// privateCacheControl is the §6.1 cache policy for personalised pages.
+const privateCacheControl = "private, max-age=0"
+
+// sharedCacheHeaders would let a shared cache store or revalidate a
+// personalised page (§6.1): CDN-specific controls, freshness from the
+// origin, and the validators of the unpersonalised origin document.
+var sharedCacheHeaders = []string{
+	"Surrogate-Control", "Fastly-Surrogate-Control", "CDN-Cache-Control",
+	"Cloudflare-CDN-Cache-Control", "Expires", "Age", "ETag", "Last-Modified",
+}
+
+// bodyDescribingHeaders describe the origin's bytes, which the rewrite
+// changes: a range or a digest of the origin body is wrong for the output.
+var bodyDescribingHeaders = []string{"Content-Length", "Accept-Ranges", "Content-MD5", "Content-Digest", "Repr-Digest"}
+
+// applyPrivacy sets the §6.1 headers. It is used on every response to an
+// eligible request that still sends headers, errors included.
+func applyPrivacy(h http.Header) {
+	h.Set("Cache-Control", privateCacheControl)
+	for _, k := range sharedCacheHeaders {
+		h.Del(k)
+	}
+}
+
+// applyRewrittenHeaders is the final header policy of a pipeline response
+// (§6.1, §6.2, §5.3). Set-Cookie and other end-to-end headers pass through.
+func applyRewrittenHeaders(h http.Header, x *exchange, out compress.Coding) {
+	for _, k := range bodyDescribingHeaders {
+		h.Del(k)
+	}
+	if out == compress.Identity {
+		h.Del("Content-Encoding")
+	} else {
+		h.Set("Content-Encoding", string(out))
+	}
+	if x.eligible {
+		applyPrivacy(h)
+	} else if et := h.Get("ETag"); et != "" && !strings.HasPrefix(et, "W/") {
+		// The bytes differ from the origin's, so a strong validator would
+		// be false (RFC 9110 §8.8.1); the rewrite is deterministic for a
+		// given origin document, so the weak form stays true.
+		h.Set("ETag", "W/"+et)
+	}
+	if x.mode == modeOffload {
+		h.Set(HintHeader, "on")
+		addVary(h, "Accept-Encoding")
+	}
+}
+
+// addVary adds token to Vary unless it is already listed or Vary is "*".
+func addVary(h http.Header, token string) {
+	for _, v := range h.Values("Vary") {
+		for _, f := range strings.Split(v, ",") {
+			f = strings.TrimSpace(f)
+			if f == "*" || strings.EqualFold(f, token) {
+				return
+			}
+		}
+	}
+	h.Add("Vary", token)
+}

@@ -1,0 +1,89 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// errRawLimit is the §7 raw limit being crossed while the body is read.
+type errRawLimit struct {
+	limit int64
+}
+
+func (e *errRawLimit) Error() string {
+	return fmt.Sprintf("origin body exceeds max_origin_response_bytes (%d bytes)", e.limit)
+}
+
+// originBody wraps the origin response body. It counts raw bytes against the
+// §7 limit (limit 0: no limit) and cancels the origin request, with cause
+// errOriginIdle, when one Read waits longer than idle: the "gap between body
+// bytes" is timed only while the guest is actually waiting for the origin,
+// never while it is blocked on a slow client.
+type originBody struct {
+	rc     io.ReadCloser
+	n      int64
+	limit  int64
+	idle   time.Duration
+	cancel context.CancelCauseFunc
+	err    error
+
+	mu    sync.Mutex
+	timer *time.Timer
+}
+
+func (b *originBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.limit > 0 {
+		// Read at most one byte past the limit: enough to know it was
+		// crossed, while a body of exactly the limit passes.
+		if room := b.limit - b.n + 1; int64(len(p)) > room {
+			p = p[:room]
+		}
+	}
+	b.arm()
+	n, err := b.rc.Read(p)
+	b.disarm()
+	b.n += int64(n)
+	if b.limit > 0 && b.n > b.limit {
+		over := int(b.n - b.limit)
+		b.n = b.limit
+		b.err = &errRawLimit{limit: b.limit}
+		return n - over, b.err
+	}
+	return n, err
+}
+
+func (b *originBody) arm() {
+	if b.idle <= 0 || b.cancel == nil {
+		return
+	}
+	b.mu.Lock()
+	if b.timer == nil {
+		b.timer = time.AfterFunc(b.idle, func() { b.cancel(errOriginIdle) })
+	} else {
+		b.timer.Reset(b.idle)
+	}
+	b.mu.Unlock()
+}
+
+func (b *originBody) disarm() {
+	if b.timer == nil {
+		return
+	}
+	b.mu.Lock()
+	b.timer.Stop()
+	b.mu.Unlock()
+}
+
+// Count returns the raw bytes read so far.
+func (b *originBody) Count() int64 { return b.n }
+
+func (b *originBody) Close() error {
+	b.disarm()
+	return b.rc.Close()
+}

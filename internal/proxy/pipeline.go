@@ -1,0 +1,328 @@
+package proxy
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/rewrite"
+)
+
+const (
+	// rewriteBufSize batches the rewriter's many small writes before the
+	// encoder; outBufSize batches the encoder's output before the client.
+	rewriteBufSize = 32 << 10
+	outBufSize     = 16 << 10
+)
+
+// modifyResponse classifies the origin response (§3) and, for HTML, puts the
+// rewrite pipeline in place of the body. Returning an error sends the client
+// a plain-text error through errorHandler: only possible before headers.
+func (g *Guest) modifyResponse(resp *http.Response) error {
+	req := resp.Request
+	x := exchangeOf(req)
+	x.status = resp.StatusCode
+	rt, coding := classify(req.Method, resp)
+	x.route = rt
+	x.originCoding = contentEncodingForLog(resp.Header)
+	x.outCoding = x.originCoding
+	if rt == routeHeadersOnly && x.eligible && resp.StatusCode == http.StatusNotModified {
+		// Conditional headers were removed from the request (§2), so a 304
+		// means the origin broke the contract (§8).
+		return &guestError{status: http.StatusBadGateway, reason: "origin_304_to_eligible", msg: "the origin answered 304 Not Modified to an unconditional request"}
+	}
+	if rt != routePipeline {
+		if rt == routePassThrough || rt == routeUnsupported {
+			if rt == routeUnsupported {
+				g.log.Info("unsupported content-encoding passed through", zap.String("path", req.URL.Path), zap.String("content_encoding", x.originCoding))
+			}
+			x.passBody = &originBody{rc: resp.Body, idle: g.idleTimeout, cancel: x.cancel}
+			resp.Body = x.passBody
+		}
+		if x.mode == modeOffload {
+			// §5.3: only HTML on the pipeline route is offloaded.
+			x.mode = modeMirror
+		}
+		return nil
+	}
+	if resp.ContentLength > g.rawLimit {
+		// §7: a declared length above the limit is refused before anything
+		// is sent.
+		return &guestError{status: http.StatusBadGateway, reason: reasonTooLarge,
+			msg: "the origin response is larger than the configured limit",
+			log: limitDetail(g.rawLimit, coding, x.mode, resp.ContentLength)}
+	}
+	body := &originBody{rc: resp.Body, limit: g.rawLimit, idle: g.idleTimeout, cancel: x.cancel}
+	dec, err := compress.NewReader(coding, body, g.decodedLimit)
+	if err != nil {
+		body.Close()
+		return &guestError{status: http.StatusBadGateway, reason: reasonFor(err, x),
+			msg: "the origin response could not be decoded", cause: err}
+	}
+	out := coding
+	if x.mode == modeOffload {
+		out = compress.Identity
+	}
+	x.outCoding = string(out)
+	applyRewrittenHeaders(resp.Header, x, out)
+	resp.ContentLength = -1
+	pr, pw := io.Pipe()
+	p := &pipeline{g: g, x: x, req: req, body: body, dec: dec, coding: out, pw: pw}
+	if err := p.open(); err != nil {
+		dec.Close()
+		body.Close()
+		return &guestError{status: http.StatusInternalServerError, reason: "encoder_init", msg: "internal error", cause: err}
+	}
+	x.done = make(chan struct{})
+	go p.run()
+	resp.Body = pr
+	return nil
+}
+
+func contentEncodingForLog(h http.Header) string {
+	ce := h.Values("Content-Encoding")
+	if len(ce) == 0 {
+		return string(compress.Identity)
+	}
+	if c, ok := compress.ParseContentEncoding(ce[0]); ok && len(ce) == 1 {
+		return string(c)
+	}
+	s := ce[0]
+	for _, v := range ce[1:] {
+		s += ", " + v
+	}
+	return s
+}
+
+// pipeline decodes, rewrites and re-encodes one page in its own goroutine,
+// writing into a pipe that ReverseProxy copies to the client.
+type pipeline struct {
+	g      *Guest
+	x      *exchange
+	req    *http.Request
+	body   *originBody
+	dec    io.ReadCloser
+	coding compress.Coding
+	pw     *io.PipeWriter
+	sent   *countWriter
+	out    *bufio.Writer
+	enc    compress.Writer
+	front  *latencyWriter
+}
+
+func (p *pipeline) open() error {
+	p.sent = &countWriter{w: p.pw}
+	p.out = bufio.NewWriterSize(p.sent, outBufSize)
+	enc, err := compress.NewWriter(p.coding, p.out, p.g.codecOpts)
+	if err != nil {
+		return err
+	}
+	p.enc = enc
+	p.front = newLatencyWriter(bufio.NewWriterSize(enc, rewriteBufSize), enc, p.out, p.g.flushLatency)
+	return nil
+}
+
+func (p *pipeline) run() {
+	defer close(p.x.done)
+	defer p.body.Close()
+	defer p.dec.Close()
+	start := time.Now()
+	var cpuWait time.Duration // time spent waiting for the auction is not guest work
+	opts := &rewrite.Options{
+		OriginHost:    p.g.originHost,
+		RequestHost:   p.x.view.host,
+		RequestScheme: p.x.view.scheme,
+		HeadPrepend:   p.g.headPrepend(p.x),
+		BeforeWait:    p.front.Flush,
+	}
+	if p.x.eligible {
+		opts.BodyEnd = func() []byte {
+			t := time.Now()
+			bids, outcome := p.x.auction.Wait(p.req.Context())
+			cpuWait += time.Since(t)
+			p.x.auctionOut = outcome
+			s, err := rewrite.BidsScript(bids)
+			if err != nil {
+				p.g.log.Error("encode bids", zap.Error(err))
+				s, _ = rewrite.BidsScript(nil)
+			}
+			return s
+		}
+	}
+	st, err := rewrite.Rewrite(p.front, p.dec, opts)
+	if err == nil {
+		err = p.front.Close()
+	} else {
+		p.front.Abandon()
+	}
+	p.x.mu.Lock()
+	p.x.originBytes = p.body.Count()
+	p.x.outBytes = p.sent.n
+	p.x.processedBytes = p.front.written
+	p.x.guestTime = time.Since(start) - cpuWait
+	p.x.headFound = st.HeadFound
+	p.x.mu.Unlock()
+	if err != nil {
+		p.x.fail(reasonFor(err, p.x), err)
+		p.x.mu.Lock()
+		p.x.outcome = outcomeAborted
+		p.x.mu.Unlock()
+		// The reader side sees the error, ReverseProxy aborts the response
+		// (http.ErrAbortHandler): a truncated page never ends cleanly (§7).
+		p.pw.CloseWithError(err)
+		return
+	}
+	if !st.HeadFound {
+		p.g.log.Info("no <head> start tag: nothing injected", zap.String("path", p.req.URL.Path))
+	}
+	p.pw.Close()
+}
+
+// headPrepend is what goes right after <head> (§4.2): the ad-slots script for
+// eligible requests, then the bundle tag.
+func (g *Guest) headPrepend(x *exchange) []byte {
+	if !x.eligible {
+		return g.bundleTag
+	}
+	s, err := rewrite.AdSlotsScript(x.slots)
+	if err != nil {
+		g.log.Error("encode ad slots", zap.Error(err))
+		return g.bundleTag
+	}
+	return append(s, g.bundleTag...)
+}
+
+// latencyWriter sits in front of the encoder. Bytes reach the client when a
+// buffer fills, when the page ends, before the auction wait, and otherwise
+// no later than latency after they were written: a browser can start on the
+// head while the origin is still sending, without a flush (which costs
+// compression ratio) after every small write.
+type latencyWriter struct {
+	mu      sync.Mutex
+	front   *bufio.Writer
+	enc     compress.Writer
+	out     *bufio.Writer
+	latency time.Duration
+	timer   *time.Timer
+	dirty   bool
+	closed  bool
+	written int64 // bytes accepted from the rewriter (uncompressed output)
+	err     error
+}
+
+func newLatencyWriter(front *bufio.Writer, enc compress.Writer, out *bufio.Writer, latency time.Duration) *latencyWriter {
+	lw := &latencyWriter{front: front, enc: enc, out: out, latency: latency}
+	lw.timer = time.AfterFunc(time.Hour, lw.onTimer)
+	lw.timer.Stop()
+	return lw
+}
+
+func (lw *latencyWriter) Write(p []byte) (int, error) {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.err != nil {
+		return 0, lw.err
+	}
+	n, err := lw.front.Write(p)
+	lw.written += int64(n)
+	if err != nil {
+		lw.err = err
+		return n, err
+	}
+	if !lw.dirty {
+		lw.dirty = true
+		lw.timer.Reset(lw.latency)
+	}
+	return n, nil
+}
+
+func (lw *latencyWriter) onTimer() {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.dirty && !lw.closed && lw.err == nil {
+		lw.flushLocked()
+	}
+}
+
+func (lw *latencyWriter) flushLocked() {
+	lw.dirty = false
+	lw.timer.Stop()
+	if err := lw.front.Flush(); err != nil {
+		lw.err = err
+		return
+	}
+	if err := lw.enc.Flush(); err != nil {
+		lw.err = err
+		return
+	}
+	if err := lw.out.Flush(); err != nil {
+		lw.err = err
+	}
+}
+
+// Flush pushes everything written so far to the client.
+func (lw *latencyWriter) Flush() error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.err == nil {
+		lw.flushLocked()
+	}
+	return lw.err
+}
+
+// Close ends the encoded stream properly: only for a complete page.
+func (lw *latencyWriter) Close() error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	lw.closed = true
+	lw.timer.Stop()
+	if lw.err != nil {
+		return lw.err
+	}
+	if err := lw.front.Flush(); err != nil {
+		return err
+	}
+	if err := lw.enc.Close(); err != nil {
+		return err
+	}
+	return lw.out.Flush()
+}
+
+// Abandon stops the writer without finishing the encoded stream, so that a
+// failed page can never look complete to a decoder.
+func (lw *latencyWriter) Abandon() {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	lw.closed = true
+	lw.timer.Stop()
+	if lw.err == nil {
+		lw.err = errors.New("pipeline abandoned")
+	}
+}
+
+func limitDetail(limit int64, c compress.Coding, m mode, declared int64) []zap.Field {
+	f := []zap.Field{zap.Int64("limit_bytes", limit), zap.String("origin_coding", string(c)), zap.String("mode", string(m))}
+	if declared >= 0 {
+		f = append(f, zap.String("content_length", strconv.FormatInt(declared, 10)))
+	}
+	return f
+}
+
+// countWriter counts the encoded bytes handed to the client side.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
