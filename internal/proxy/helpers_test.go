@@ -1,0 +1,194 @@
+package proxy
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/config"
+)
+
+const testDomain = "www.pub.example"
+
+// testPage names the origin host placeholder ORIGIN, replaced by the test
+// origin's host:port when served.
+const testPage = `<!DOCTYPE html><html><head><meta charset="utf-8"><title>t</title>` +
+	`<link rel="stylesheet" href="http://ORIGIN/s.css"></head><body><a href="//ORIGIN/a">a</a>` +
+	`<img src="/i.png" srcset="ORIGIN/i.png 2x"><div id="top"></div></body></html>`
+
+// testConfig is a validated configuration for an origin at originURL, with
+// one slot matching every path and the auction on.
+func testConfig(t *testing.T, originURL string, mutate ...func(*config.Config)) *config.Config {
+	t.Helper()
+	c := config.Defaults()
+	c.Publisher.Domain = testDomain
+	c.Publisher.OriginURL = originURL
+	c.Auction.Enabled = true
+	c.Auction.Provider = config.AuctionProviderStatic
+	c.Auction.TimeoutMS = 2000
+	c.CreativeOpportunities.Slots = []config.Slot{{ID: "top", PagePatterns: []string{"/**"}, Formats: [][]int{{728, 90}}, GAMUnitPath: "/1/top"}}
+	c.Auction.StaticBids = []config.StaticBid{{SlotID: "top", HbPb: "1.50", HbBidder: "example", W: 728, H: 90, HbAdid: "a1", Adm: "<div>ad</div>"}}
+	c.Publisher.OriginIdleTimeout = config.Duration{Duration: 2 * time.Second}
+	c.Publisher.OriginHeaderTimeout = config.Duration{Duration: 2 * time.Second}
+	for _, m := range mutate {
+		m(c)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("test config invalid: %v", err)
+	}
+	return c
+}
+
+// env is one test setup: an origin, the guest in front of it, and the
+// guest's log lines.
+type env struct {
+	origin *httptest.Server
+	front  *httptest.Server
+	guest  *Guest
+	logs   *observer.ObservedLogs
+	host   string // the origin's host:port
+}
+
+func newEnv(t *testing.T, h http.Handler, mutate ...func(*config.Config)) *env {
+	t.Helper()
+	e := &env{}
+	e.origin = httptest.NewServer(h)
+	t.Cleanup(e.origin.Close)
+	u, _ := url.Parse(e.origin.URL)
+	e.host = u.Host
+	cfg := testConfig(t, e.origin.URL, mutate...)
+	core, logs := observer.New(zap.InfoLevel)
+	e.logs = logs
+	g, err := New(cfg, Options{Logger: zap.New(core), Bundle: []byte("bundle"), FlushLatency: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.guest = g
+	e.front = httptest.NewServer(g)
+	t.Cleanup(e.front.Close)
+	return e
+}
+
+// page returns the test page naming this origin.
+func (e *env) page() string { return strings.ReplaceAll(testPage, "ORIGIN", e.host) }
+
+// client never decodes: tests look at the bytes on the wire.
+var client = &http.Client{Transport: &http.Transport{DisableCompression: true}}
+
+type reqOpt func(*http.Request)
+
+func header(k, v string) reqOpt { return func(r *http.Request) { r.Header.Set(k, v) } }
+
+var navigate = header("Sec-Fetch-Dest", "document")
+
+func (e *env) get(t *testing.T, path string, opts ...reqOpt) (*http.Response, []byte, error) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, e.front.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = testDomain
+	for _, o := range opts {
+		o(req)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp, body, err
+}
+
+// mustGet is get for responses that must arrive whole.
+func (e *env) mustGet(t *testing.T, path string, opts ...reqOpt) (*http.Response, []byte) {
+	t.Helper()
+	resp, body, err := e.get(t, path, opts...)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return resp, body
+}
+
+func encode(t testing.TB, c compress.Coding, s []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := compress.NewWriter(c, &b, compress.Options{GzipLevel: 6, BrotliQuality: 5, BrotliWindow: 22})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func decode(t testing.TB, c compress.Coding, s []byte) []byte {
+	t.Helper()
+	r, err := compress.NewReader(c, bytes.NewReader(s), 1<<30)
+	if err != nil {
+		t.Fatalf("decode %s: %v", c, err)
+	}
+	defer r.Close()
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("decode %s: %v", c, err)
+	}
+	return out
+}
+
+// serveCoded answers with body encoded as the request's first acceptable
+// coding in the order given by prefer, like a negotiating origin.
+func serveCoded(body func() []byte, prefer ...compress.Coding) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ae := compress.ParseAcceptEncoding(r.Header.Values("Accept-Encoding"))
+		c := compress.Identity
+		for _, p := range prefer {
+			if ae.Accepts(string(p)) {
+				c = p
+				break
+			}
+		}
+		b := body()
+		if c != compress.Identity {
+			var buf bytes.Buffer
+			cw, _ := compress.NewWriter(c, &buf, compress.Options{GzipLevel: 6, BrotliQuality: 5, BrotliWindow: 22})
+			cw.Write(b)
+			cw.Close()
+			b = buf.Bytes()
+			w.Header().Set("Content-Encoding", string(c))
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(b)
+	}
+}
+
+// accessLine returns the fields of the n-th access log line (1-based); the
+// line is written when the handler returns, which may be just after the
+// client has read the last byte, so it is waited for.
+func (e *env) accessLine(t *testing.T, n int) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		lines := e.logs.FilterMessage("access").All()
+		if len(lines) >= n {
+			return lines[n-1].ContextMap()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("access log line %d never written (have %d)", n, len(lines))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
