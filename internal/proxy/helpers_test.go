@@ -192,3 +192,10 @@ func (e *env) accessLine(t *testing.T, n int) map[string]any {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func newFront(t *testing.T, h http.Handler) string {
+	t.Helper()
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	return s.URL
+}

@@ -36,18 +36,19 @@ func BundleTag(hexHash string) []byte {
 
 // AdSlotsScript is the §4.3 head script declaring the matched slots.
 func AdSlotsScript(slots []Slot) ([]byte, error) {
-	if slots == nil {
-		slots = []Slot{}
-	}
-	for i := range slots {
-		if slots[i].Formats == nil {
-			slots[i].Formats = [][]int{}
+	// The caller's slots are shared with the auction: normalise a copy so
+	// that empty lists and maps encode as [] and {} rather than null.
+	out := make([]Slot, len(slots))
+	for i, s := range slots {
+		if s.Formats == nil {
+			s.Formats = [][]int{}
 		}
-		if slots[i].Targeting == nil {
-			slots[i].Targeting = map[string]any{}
+		if s.Targeting == nil {
+			s.Targeting = map[string]any{}
 		}
+		out[i] = s
 	}
-	js, err := json.Marshal(slots)
+	js, err := json.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("encode ad slots: %w", err)
 	}

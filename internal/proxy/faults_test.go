@@ -1,0 +1,336 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/config"
+)
+
+// assertAborted checks that the client saw a failed transfer, not a short
+// page that ended cleanly (spec §7).
+func assertAborted(t *testing.T, resp *http.Response, err error) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("response ended cleanly (status %d); want an aborted transfer", resp.StatusCode)
+	}
+}
+
+// A page body of n bytes of valid HTML.
+func htmlOfSize(n int) []byte {
+	head := "<html><head></head><body>"
+	b := make([]byte, 0, n)
+	b = append(b, head...)
+	for len(b) < n {
+		b = append(b, 'x')
+	}
+	return b[:n]
+}
+
+// Spec §7: the raw limit is exact, by Content-Length and chunked.
+func TestRawLimitBoundaries(t *testing.T) {
+	const limit = 64 << 10
+	for _, chunked := range []bool{false, true} {
+		for _, size := range []int{limit - 1, limit, limit + 1} {
+			t.Run(fmt.Sprintf("chunked=%v/size=%d", chunked, size-limit), func(t *testing.T) {
+				body := htmlOfSize(size)
+				e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "text/html")
+					if !chunked {
+						w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+					}
+					w.Write(body)
+				}), func(c *config.Config) { c.Publisher.MaxOriginResponseBytes = limit })
+				resp, got, err := e.get(t, "/", header("Accept", "*/*"))
+				switch {
+				case size <= limit:
+					if err != nil || resp.StatusCode != 200 || !bytes.HasSuffix(got, body[len(body)-100:]) {
+						t.Fatalf("within the limit: err %v status %v", err, resp)
+					}
+				case !chunked:
+					if err != nil || resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(got), "limit") {
+						t.Fatalf("declared too large: want 502 before headers, got %v %v %q", err, resp, got)
+					}
+				default:
+					assertAborted(t, resp, err)
+				}
+				if size > limit {
+					line := e.accessLine(t, 1)
+					if line["reason"] != reasonTooLarge {
+						t.Fatalf("reason = %v", line["reason"])
+					}
+					if e.guest.Metrics().Failures(reasonTooLarge) != 1 {
+						t.Fatalf("metric not incremented once: %d", e.guest.Metrics().Failures(reasonTooLarge))
+					}
+				}
+			})
+		}
+	}
+}
+
+// Spec §7 bomb guard: a small gzip body that expands past the decoded limit
+// is stopped there.
+func TestDecodedLimitStopsBomb(t *testing.T) {
+	for _, c := range []compress.Coding{compress.Gzip, compress.Deflate, compress.Brotli} {
+		t.Run(string(c), func(t *testing.T) {
+			page := append([]byte("<html><head></head><body>"), make([]byte, 8<<20)...)
+			bomb := encode(t, c, page)
+			e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				w.Header().Set("Content-Encoding", string(c))
+				w.Write(bomb)
+			}), func(cfg *config.Config) { cfg.Publisher.MaxDecodedBodyBytes = 1 << 20 })
+			resp, _, err := e.get(t, "/", header("Accept", "*/*"), header("Accept-Encoding", string(c)))
+			assertAborted(t, resp, err)
+			if r := e.accessLine(t, 1)["reason"]; r != reasonDecodedTooLarge {
+				t.Fatalf("reason = %v", r)
+			}
+		})
+	}
+}
+
+// Truncated compressed bodies abort the response at every cut point of a
+// small page, for every coding.
+func TestTruncatedBodiesAlwaysAbort(t *testing.T) {
+	page := []byte(strings.Repeat("<p>hello world</p>", 40))
+	for _, c := range []compress.Coding{compress.Gzip, compress.Deflate, compress.Brotli} {
+		full := encode(t, c, append([]byte("<html><head></head><body>"), page...))
+		var cut int
+		e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			w.Header().Set("Content-Encoding", string(c))
+			// No Content-Length: the origin ends the chunked body cleanly
+			// after a cut stream, so only the decoder can tell.
+			w.Write(full[:cut])
+		}))
+		step := 1
+		if testing.Short() {
+			step = 7
+		}
+		for cut = 1; cut < len(full); cut += step {
+			resp, _, err := e.get(t, "/", header("Accept", "*/*"), header("Accept-Encoding", string(c)))
+			if err == nil {
+				if resp.StatusCode == http.StatusBadGateway {
+					continue // detected before headers (a cut gzip header)
+				}
+				t.Fatalf("%s cut at %d/%d: response ended cleanly with status %d", c, cut, len(full), resp.StatusCode)
+			}
+		}
+	}
+}
+
+// The origin dies mid-body: the client must see a failed transfer.
+func TestOriginClosesMidBody(t *testing.T) {
+	for _, c := range allCodings {
+		t.Run(string(c), func(t *testing.T) {
+			full := encode(t, c, htmlOfSize(256<<10))
+			e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				if c != compress.Identity {
+					w.Header().Set("Content-Encoding", string(c))
+				}
+				w.Header().Set("Content-Length", fmt.Sprint(len(full)))
+				w.Write(full[:len(full)/2])
+				w.(http.Flusher).Flush()
+				conn, _, _ := w.(http.Hijacker).Hijack()
+				conn.Close()
+			}))
+			resp, _, err := e.get(t, "/", navigate, header("Accept-Encoding", "gzip, deflate, br"))
+			assertAborted(t, resp, err)
+			if o := e.accessLine(t, 1)["outcome"]; o != outcomeAborted {
+				t.Fatalf("outcome = %v", o)
+			}
+		})
+	}
+}
+
+// A corrupt gzip header is caught before the headers go out: 502.
+func TestCorruptGzipHeaderIs502(t *testing.T) {
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write([]byte("this is not gzip at all, just text"))
+	}))
+	resp, body, err := e.get(t, "/", navigate, header("Accept-Encoding", "gzip"))
+	if err != nil || resp.StatusCode != http.StatusBadGateway {
+		t.Fatalf("err %v resp %v", err, resp)
+	}
+	if resp.Header.Get("Cache-Control") != privateCacheControl {
+		t.Errorf("eligible error lacks privacy headers")
+	}
+	if !strings.Contains(string(body), "decoded") {
+		t.Errorf("body = %q", body)
+	}
+}
+
+func TestOriginUnreachableIs502(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	cfg := testConfig(t, "http://"+addr)
+	g, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := newFront(t, g)
+	resp, err := client.Get(front + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") || len(body) == 0 {
+		t.Fatalf("status %d type %q body %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	if g.Metrics().Failures(reasonUnreachable) != 1 {
+		t.Fatal("unreachable not counted")
+	}
+}
+
+func TestOriginHeaderTimeoutIs504(t *testing.T) {
+	release := make(chan struct{})
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}), func(c *config.Config) { c.Publisher.OriginHeaderTimeout = config.Duration{Duration: 200 * time.Millisecond} })
+	defer close(release)
+	resp, _, err := e.get(t, "/", navigate)
+	if err != nil || resp.StatusCode != http.StatusGatewayTimeout {
+		t.Fatalf("err %v resp %v", err, resp)
+	}
+	if r := e.accessLine(t, 1)["reason"]; r != reasonHeaderTimeout {
+		t.Fatalf("reason = %v", r)
+	}
+}
+
+// The origin stops sending mid-body for longer than origin_idle_timeout.
+func TestOriginIdleTimeoutAborts(t *testing.T) {
+	for _, rt := range []string{"text/html", "application/json"} {
+		t.Run(rt, func(t *testing.T) {
+			release := make(chan struct{})
+			e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", rt)
+				w.Write([]byte("<html><head></head><body>part"))
+				w.(http.Flusher).Flush()
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+			}), func(c *config.Config) { c.Publisher.OriginIdleTimeout = config.Duration{Duration: 200 * time.Millisecond} })
+			defer close(release)
+			start := time.Now()
+			resp, _, err := e.get(t, "/", navigate)
+			assertAborted(t, resp, err)
+			if d := time.Since(start); d > 3*time.Second {
+				t.Fatalf("took %v", d)
+			}
+			if rt == "text/html" {
+				if r := e.accessLine(t, 1)["reason"]; r != reasonOriginIdle {
+					t.Fatalf("reason = %v", r)
+				}
+			}
+		})
+	}
+}
+
+// Streaming: the head of the page, with its injected scripts, reaches the
+// client while the origin is still holding back the rest, in every coding.
+func TestFirstBytesBeforeOriginFinishes(t *testing.T) {
+	for _, c := range allCodings {
+		t.Run(string(c), func(t *testing.T) {
+			release := make(chan struct{})
+			e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				var cw compress.Writer = nopWriter{w}
+				if c != compress.Identity {
+					w.Header().Set("Content-Encoding", string(c))
+					cw, _ = compress.NewWriter(c, w, compress.Options{GzipLevel: 6, BrotliQuality: 5, BrotliWindow: 22})
+				}
+				cw.Write([]byte("<html><head><title>x</title></head><body><p>first part</p>"))
+				cw.Flush()
+				w.(http.Flusher).Flush()
+				<-release
+				cw.Write([]byte("<p>second part</p></body></html>"))
+				cw.Close()
+			}))
+			req, _ := http.NewRequest("GET", e.front.URL+"/", nil)
+			req.Header.Set("Accept", "text/html")
+			req.Header.Set("Accept-Encoding", "gzip, deflate, br")
+			resp, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
+			if err != nil {
+				close(release)
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			dec, err := compress.NewReader(c, resp.Body, 1<<20)
+			if err != nil {
+				close(release)
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(dec)
+			got, err := br.ReadString('>') // blocks until the first bytes arrive
+			for err == nil && !strings.Contains(got, "first part") {
+				var more string
+				more, err = br.ReadString('>')
+				got += more
+			}
+			close(release)
+			if err != nil {
+				t.Fatalf("reading the first part: %v (got %q)", err, got)
+			}
+			if !strings.Contains(got, "trustedserver-js") {
+				t.Fatalf("first part lacks the injection: %q", got)
+			}
+			rest, err := io.ReadAll(br)
+			if err != nil || !strings.Contains(string(rest), "second part") {
+				t.Fatalf("rest: %v %q", err, rest)
+			}
+		})
+	}
+}
+
+type nopWriter struct{ io.Writer }
+
+func (nopWriter) Flush() error { return nil }
+func (nopWriter) Close() error { return nil }
+
+// The client goes away mid-page: the origin request is cancelled.
+func TestClientDisconnectCancelsOrigin(t *testing.T) {
+	cancelled := make(chan struct{})
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write(htmlOfSize(64 << 10))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(cancelled)
+	}))
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.front.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nAccept: text/html\r\n\r\n", testDomain)
+	buf := make([]byte, 1024)
+	if _, err := conn.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("origin request not cancelled after the client left")
+	}
+	if o := e.accessLine(t, 1)["outcome"]; o != outcomeAborted {
+		t.Fatalf("outcome = %v", o)
+	}
+}
+
