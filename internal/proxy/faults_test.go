@@ -202,7 +202,9 @@ func TestOriginHeaderTimeoutIs504(t *testing.T) {
 		case <-release:
 		case <-r.Context().Done():
 		}
-	}), func(c *config.Config) { c.Publisher.OriginHeaderTimeout = config.Duration{Duration: 200 * time.Millisecond} })
+	}), func(c *config.Config) {
+		c.Publisher.OriginHeaderTimeout = config.Duration{Duration: 200 * time.Millisecond}
+	})
 	defer close(release)
 	resp, _, err := e.get(t, "/", navigate)
 	if err != nil || resp.StatusCode != http.StatusGatewayTimeout {
@@ -226,7 +228,9 @@ func TestOriginIdleTimeoutAborts(t *testing.T) {
 				case <-release:
 				case <-r.Context().Done():
 				}
-			}), func(c *config.Config) { c.Publisher.OriginIdleTimeout = config.Duration{Duration: 200 * time.Millisecond} })
+			}), func(c *config.Config) {
+				c.Publisher.OriginIdleTimeout = config.Duration{Duration: 200 * time.Millisecond}
+			})
 			defer close(release)
 			start := time.Now()
 			resp, _, err := e.get(t, "/", navigate)
@@ -333,4 +337,3 @@ func TestClientDisconnectCancelsOrigin(t *testing.T) {
 		t.Fatalf("outcome = %v", o)
 	}
 }
-

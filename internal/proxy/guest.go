@@ -232,20 +232,8 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.logExchange(r, x)
 		return
 	}
-	x.ineligible = g.eligibility(r)
-	if x.ineligible == ineligibleNone {
-		x.slots = g.matchSlots(r.URL.Path)
-		if len(x.slots) == 0 {
-			x.ineligible = ineligibleNoSlot
-		}
-	}
-	x.eligible = x.ineligible == ineligibleNone
-	x.mode = g.modeFor(x)
-	ctx, cancel := context.WithCancelCause(r.Context())
-	x.ctx, x.cancel = ctx, cancel
-	if x.eligible {
-		x.auction = auction.Start(ctx, g.provider, auction.Request{Path: r.URL.Path, Slots: x.slots}, g.auctionTimeout)
-	}
+	g.prepare(x, r)
+	cancel := x.cancel
 	defer func() {
 		// Stop the origin fetch and the pipeline before logging, so the log
 		// line is final and nothing outlives the request.
@@ -268,7 +256,26 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			panic(p)
 		}
 	}()
-	g.rp.ServeHTTP(w, r.WithContext(context.WithValue(ctx, exchangeKey{}, x)))
+	g.rp.ServeHTTP(w, r.WithContext(context.WithValue(x.ctx, exchangeKey{}, x)))
+}
+
+// prepare decides eligibility, mode and slots, and starts the auction: all
+// that is known from the request alone (§1, §4.3: the auction runs
+// concurrently with the origin fetch).
+func (g *Guest) prepare(x *exchange, r *http.Request) {
+	x.ineligible = g.eligibility(r)
+	if x.ineligible == ineligibleNone {
+		x.slots = g.matchSlots(r.URL.Path)
+		if len(x.slots) == 0 {
+			x.ineligible = ineligibleNoSlot
+		}
+	}
+	x.eligible = x.ineligible == ineligibleNone
+	x.mode = g.modeFor(x)
+	x.ctx, x.cancel = context.WithCancelCause(r.Context())
+	if x.eligible {
+		x.auction = auction.Start(x.ctx, g.provider, auction.Request{Path: r.URL.Path, Slots: x.slots}, g.auctionTimeout)
+	}
 }
 
 func exchangeOf(r *http.Request) *exchange {

@@ -75,7 +75,7 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	resp.ContentLength = -1
 	pr, pw := io.Pipe()
 	p := &pipeline{g: g, x: x, req: req, body: body, dec: dec, coding: out, pw: pw}
-	if err := p.open(); err != nil {
+	if err := p.open(pw); err != nil {
 		dec.Close()
 		body.Close()
 		return &guestError{status: http.StatusInternalServerError, reason: "encoder_init", msg: "internal error", cause: err}
@@ -117,8 +117,8 @@ type pipeline struct {
 	front  *latencyWriter
 }
 
-func (p *pipeline) open() error {
-	p.sent = &countWriter{w: p.pw}
+func (p *pipeline) open(dst io.Writer) error {
+	p.sent = &countWriter{w: dst}
 	p.out = bufio.NewWriterSize(p.sent, outBufSize)
 	enc, err := compress.NewWriter(p.coding, p.out, p.g.codecOpts)
 	if err != nil {
@@ -129,12 +129,34 @@ func (p *pipeline) open() error {
 	return nil
 }
 
+// run is the pipeline of a served response: it feeds the pipe that
+// ReverseProxy copies to the client.
 func (p *pipeline) run() {
 	defer close(p.x.done)
 	defer p.body.Close()
+	st, err := p.process()
+	if err != nil {
+		p.x.fail(reasonFor(err, p.x), err)
+		p.x.mu.Lock()
+		p.x.outcome = outcomeAborted
+		p.x.mu.Unlock()
+		// The reader side sees the error, ReverseProxy aborts the response
+		// (http.ErrAbortHandler): a truncated page never ends cleanly (§7).
+		p.pw.CloseWithError(err)
+		return
+	}
+	if !st.HeadFound {
+		p.g.log.Info("no <head> start tag: nothing injected", zap.String("path", p.req.URL.Path))
+	}
+	p.pw.Close()
+}
+
+// process decodes, rewrites and encodes the whole body. On failure the
+// encoded stream is left unfinished, so it can never decode as complete.
+func (p *pipeline) process() (rewrite.Stats, error) {
 	defer p.dec.Close()
 	start := time.Now()
-	var cpuWait time.Duration // time spent waiting for the auction is not guest work
+	var wait time.Duration // waiting for the auction is not guest work
 	opts := &rewrite.Options{
 		OriginHost:    p.g.originHost,
 		RequestHost:   p.x.view.host,
@@ -145,8 +167,8 @@ func (p *pipeline) run() {
 	if p.x.eligible {
 		opts.BodyEnd = func() []byte {
 			t := time.Now()
-			bids, outcome := p.x.auction.Wait(p.req.Context())
-			cpuWait += time.Since(t)
+			bids, outcome := p.x.auction.Wait(p.x.ctx)
+			wait += time.Since(t)
 			p.x.auctionOut = outcome
 			s, err := rewrite.BidsScript(bids)
 			if err != nil {
@@ -163,26 +185,15 @@ func (p *pipeline) run() {
 		p.front.Abandon()
 	}
 	p.x.mu.Lock()
-	p.x.originBytes = p.body.Count()
+	if p.body != nil {
+		p.x.originBytes = p.body.Count()
+	}
 	p.x.outBytes = p.sent.n
 	p.x.processedBytes = p.front.written
-	p.x.guestTime = time.Since(start) - cpuWait
+	p.x.guestTime = time.Since(start) - wait
 	p.x.headFound = st.HeadFound
 	p.x.mu.Unlock()
-	if err != nil {
-		p.x.fail(reasonFor(err, p.x), err)
-		p.x.mu.Lock()
-		p.x.outcome = outcomeAborted
-		p.x.mu.Unlock()
-		// The reader side sees the error, ReverseProxy aborts the response
-		// (http.ErrAbortHandler): a truncated page never ends cleanly (§7).
-		p.pw.CloseWithError(err)
-		return
-	}
-	if !st.HeadFound {
-		p.g.log.Info("no <head> start tag: nothing injected", zap.String("path", p.req.URL.Path))
-	}
-	p.pw.Close()
+	return st, err
 }
 
 // headPrepend is what goes right after <head> (§4.2): the ad-slots script for
