@@ -268,3 +268,5 @@ func TestOutputParses(t *testing.T) {
 		t.Fatalf("hrefs = %v", hrefs)
 	}
 }
+
+func newRand(seed int64) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 7)) }
