@@ -77,14 +77,19 @@ const (
 // Wait returns the bids, or an empty set when the auction failed or did not
 // finish by its deadline: the page is never held longer than the timeout.
 func (c *Call) Wait(ctx context.Context) (map[string]rewrite.Bid, Outcome) {
+	// A finished auction is used even when the page reaches </body> after
+	// the deadline: select would otherwise pick at random between the two
+	// ready cases.
+	select {
+	case <-c.done:
+		return c.result()
+	default:
+	}
 	t := time.NewTimer(time.Until(c.deadline))
 	defer t.Stop()
 	select {
 	case <-c.done:
-		if c.err != nil {
-			return map[string]rewrite.Bid{}, Failed
-		}
-		return c.bids, Completed
+		return c.result()
 	case <-t.C:
 		return map[string]rewrite.Bid{}, TimedOut
 	case <-ctx.Done():
@@ -94,3 +99,10 @@ func (c *Call) Wait(ctx context.Context) (map[string]rewrite.Bid, Outcome) {
 
 // Stop releases the auction's resources; the provider's context is cancelled.
 func (c *Call) Stop() { c.cancel() }
+
+func (c *Call) result() (map[string]rewrite.Bid, Outcome) {
+	if c.err != nil {
+		return map[string]rewrite.Bid{}, Failed
+	}
+	return c.bids, Completed
+}

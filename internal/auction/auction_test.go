@@ -1,0 +1,85 @@
+package auction
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ssatd/ssatd/internal/rewrite"
+)
+
+type slowProvider struct {
+	delay time.Duration
+	err   error
+}
+
+func (p slowProvider) Bids(ctx context.Context, req Request) (map[string]rewrite.Bid, error) {
+	select {
+	case <-time.After(p.delay):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	return map[string]rewrite.Bid{"top": {HbPb: "1.00"}}, nil
+}
+
+func TestWait(t *testing.T) {
+	tests := []struct {
+		name    string
+		p       Provider
+		timeout time.Duration
+		want    Outcome
+		bids    int
+	}{
+		{"completes in time", slowProvider{delay: 10 * time.Millisecond}, time.Second, Completed, 1},
+		{"times out", slowProvider{delay: time.Second}, 50 * time.Millisecond, TimedOut, 0},
+		{"fails", slowProvider{err: errors.New("no")}, time.Second, Failed, 0},
+		{"static matches slots", Static{BySlot: map[string]rewrite.Bid{"top": {}, "other": {}}}, time.Second, Completed, 1},
+		{"none", None{}, time.Second, Completed, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Start(context.Background(), tt.p, Request{Slots: []rewrite.Slot{{ID: "top"}}}, tt.timeout)
+			defer c.Stop()
+			start := time.Now()
+			bids, out := c.Wait(context.Background())
+			if out != tt.want || len(bids) != tt.bids {
+				t.Fatalf("got %v with %d bids, want %v with %d", out, len(bids), tt.want, tt.bids)
+			}
+			if bids == nil {
+				t.Fatal("nil bids: the page would get null instead of {}")
+			}
+			if d := time.Since(start); d > tt.timeout+500*time.Millisecond {
+				t.Fatalf("waited %v past a %v timeout", d, tt.timeout)
+			}
+		})
+	}
+}
+
+// Regression: a page reaching </body> after the deadline lost bids that
+// had arrived in time, at random, because select chose between two ready
+// cases.
+func TestFinishedAuctionUsedAfterDeadline(t *testing.T) {
+	for i := 0; i < 200; i++ {
+		c := Start(context.Background(), None{}, Request{}, time.Millisecond)
+		<-c.done
+		time.Sleep(2 * time.Millisecond)
+		if _, out := c.Wait(context.Background()); out != Completed {
+			t.Fatalf("run %d: outcome %v for an auction that had finished", i, out)
+		}
+		c.Stop()
+	}
+}
+
+func TestWaitCancelled(t *testing.T) {
+	c := Start(context.Background(), slowProvider{delay: time.Second}, Request{}, time.Second)
+	defer c.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, out := c.Wait(ctx); out != Cancelled {
+		t.Fatalf("outcome %v", out)
+	}
+}
