@@ -229,7 +229,7 @@ func (d *decoder) readDecoded(p []byte) (int, error) {
 	switch {
 	case err == nil:
 		return n, nil
-	case d.coding == Brotli && err == errBrotliExcess && errBrotliExcess != nil:
+	case d.coding == Brotli && err == errBrotliExcess:
 		return n, d.brotliExcess()
 	case err == io.EOF:
 		if d.coding == Identity {

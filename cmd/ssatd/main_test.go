@@ -1,0 +1,457 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// result is what one invocation of run produced.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// invoke runs the command line with a context that is already cancelled, so
+// that a command which unexpectedly starts serving returns at once instead
+// of hanging the test.
+func invoke(t *testing.T, args []string, environ []string) result {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, args, &stdout, &stderr, environ)
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// writeConfig writes a configuration file into a fresh temporary folder.
+func writeConfig(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "ssatd.toml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// effective parses the TOML that config check prints, so assertions look at
+// values rather than at the encoder's quoting style.
+func effective(t *testing.T, stdout string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := toml.Unmarshal([]byte(stdout), &m); err != nil {
+		t.Fatalf("config check output is not valid TOML: %v\n%s", err, stdout)
+	}
+	return m
+}
+
+// lookup returns the value at a dotted key such as "publisher.domain".
+func lookup(m map[string]any, key string) (any, bool) {
+	var cur any = m
+	for _, part := range strings.Split(key, ".") {
+		tbl, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = tbl[part]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+const validConfig = `
+[server]
+listen = "127.0.0.1:18080"
+
+[publisher]
+domain = "www.example.com"
+origin_url = "http://user:hunter2pw@127.0.0.1:8000"
+`
+
+func TestRunCommandLine(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout []string // substrings of stdout
+		wantStderr []string // substrings of stderr
+	}{
+		{name: "version", args: []string{"version"}, wantStdout: []string{"ssatd " + version + "\n"}},
+		{name: "--version", args: []string{"--version"}, wantStdout: []string{"ssatd " + version + "\n"}},
+		{name: "help", args: []string{"help"}, wantStdout: []string{"usage: ssatd", "SSATD_CONFIG"}},
+		{name: "no arguments", args: nil, wantCode: 2, wantStderr: []string{"usage: ssatd <command>"}},
+		{name: "unknown command", args: []string{"frobnicate"}, wantCode: 2,
+			wantStderr: []string{`unknown command "frobnicate"`, "usage: ssatd <command>"}},
+		{name: "config without sub-command", args: []string{"config"}, wantCode: 2,
+			wantStderr: []string{`only sub-command is "check"`, "usage: ssatd <command>"}},
+		{name: "config with unknown sub-command", args: []string{"config", "validate"}, wantCode: 2,
+			wantStderr: []string{`only sub-command is "check"`, "usage: ssatd <command>"}},
+		{name: "serve unknown flag", args: []string{"serve", "-bogus"}, wantCode: 2,
+			wantStderr: []string{"-bogus", "usage: ssatd serve -config FILE"}},
+		{name: "config check unknown flag", args: []string{"config", "check", "-bogus"}, wantCode: 2,
+			wantStderr: []string{"-bogus", "usage: ssatd config check -config FILE"}},
+		{name: "serve extra argument", args: []string{"serve", "-config", "x.toml", "extra"}, wantCode: 2,
+			wantStderr: []string{`unexpected argument "extra"`, "usage: ssatd serve -config FILE"}},
+		{name: "config check extra argument", args: []string{"config", "check", "extra"}, wantCode: 2,
+			wantStderr: []string{`unexpected argument "extra"`, "usage: ssatd config check -config FILE"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := invoke(t, tt.args, nil)
+			if got.code != tt.wantCode {
+				t.Fatalf("exit code = %d, want %d\nstdout: %s\nstderr: %s", got.code, tt.wantCode, got.stdout, got.stderr)
+			}
+			for _, s := range tt.wantStdout {
+				if !strings.Contains(got.stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, got.stdout)
+				}
+			}
+			for _, s := range tt.wantStderr {
+				if !strings.Contains(got.stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, got.stderr)
+				}
+			}
+			// Success talks on stdout only; usage errors on stderr only.
+			if tt.wantCode == 0 && got.stderr != "" {
+				t.Errorf("stderr = %q, want empty", got.stderr)
+			}
+			if tt.wantCode != 0 && got.stdout != "" {
+				t.Errorf("stdout = %q, want empty", got.stdout)
+			}
+		})
+	}
+}
+
+func TestConfigCheckValid(t *testing.T) {
+	path := writeConfig(t, validConfig)
+	got := invoke(t, []string{"config", "check", "-config", path}, nil)
+	if got.code != 0 {
+		t.Fatalf("exit code = %d, want 0\nstderr: %s", got.code, got.stderr)
+	}
+	if got.stderr != "" {
+		t.Errorf("stderr = %q, want empty (no warnings for this file)", got.stderr)
+	}
+	if !strings.HasPrefix(got.stdout, "# configuration ") || !strings.Contains(got.stdout, "is valid") {
+		t.Errorf("stdout does not start with the validity comment:\n%s", got.stdout)
+	}
+	if strings.Contains(got.stdout, "hunter2pw") {
+		t.Errorf("stdout leaks the origin_url password:\n%s", got.stdout)
+	}
+	m := effective(t, got.stdout)
+	want := map[string]any{
+		"server.listen":                 "127.0.0.1:18080", // from the file
+		"publisher.domain":              "www.example.com", // from the file
+		"server.admin_listen":           "127.0.0.1:9090",  // default
+		"compression.gzip_level":        int64(6),          // default
+		"publisher.origin_idle_timeout": "15s",             // default, as a duration string
+		"platform.delivery_compression": "builtin",         // default
+	}
+	for key, w := range want {
+		v, ok := lookup(m, key)
+		if !ok {
+			t.Errorf("effective config lacks %s", key)
+			continue
+		}
+		if v != w {
+			t.Errorf("%s = %#v, want %#v", key, v, w)
+		}
+	}
+	origin, _ := lookup(m, "publisher.origin_url")
+	s, _ := origin.(string)
+	if !strings.HasPrefix(s, "http://user:") || !strings.HasSuffix(s, "@127.0.0.1:8000") {
+		t.Errorf("publisher.origin_url = %q, want the user and host kept and only the password masked", s)
+	}
+}
+
+func TestConfigCheckReportsEveryProblem(t *testing.T) {
+	path := writeConfig(t, `
+[server]
+listn = ":8080"
+
+[publisher]
+origin_url = "http://user:hunter2pw@127.0.0.1:8000/app"
+
+[compression]
+gzip_level = 42
+
+[[creative_opportunities.slot]]
+id = "a"
+page_patterns = ["/a**b"]
+`)
+	got := invoke(t, []string{"config", "check", "-config", path}, nil)
+	if got.code != 1 {
+		t.Fatalf("exit code = %d, want 1\nstdout: %s\nstderr: %s", got.code, got.stdout, got.stderr)
+	}
+	if got.stdout != "" {
+		t.Errorf("stdout = %q, want empty for an invalid configuration", got.stdout)
+	}
+	if strings.Contains(got.stderr, "hunter2pw") {
+		t.Errorf("stderr leaks the origin_url password:\n%s", got.stderr)
+	}
+	if !strings.Contains(got.stderr, path) {
+		t.Errorf("stderr does not name the file %s:\n%s", path, got.stderr)
+	}
+	wantKeys := []string{
+		"server.listn",     // unknown key
+		"publisher.domain", // missing
+		"publisher.origin_url",
+		"compression.gzip_level",
+		"creative_opportunities.slot[0].page_patterns[0]",
+	}
+	var items []string
+	for _, line := range strings.Split(got.stderr, "\n") {
+		if strings.HasPrefix(line, "  - ") {
+			items = append(items, line)
+		}
+	}
+	if len(items) != len(wantKeys) {
+		t.Errorf("stderr lists %d problems, want %d:\n%s", len(items), len(wantKeys), got.stderr)
+	}
+	for _, key := range wantKeys {
+		if !slices.ContainsFunc(items, func(line string) bool { return strings.Contains(line, key) }) {
+			t.Errorf("no problem line names %s:\n%s", key, got.stderr)
+		}
+	}
+}
+
+func TestConfigCheckEnvironment(t *testing.T) {
+	path := writeConfig(t, validConfig)
+	missing := filepath.Join(t.TempDir(), "missing.toml")
+	tests := []struct {
+		name       string
+		args       []string
+		environ    []string
+		wantCode   int
+		wantValues map[string]any // dotted key -> value in the effective config
+		wantStderr []string
+	}{
+		{
+			name:       "SSATD_CONFIG names the file",
+			environ:    []string{"SSATD_CONFIG=" + path},
+			wantValues: map[string]any{"publisher.domain": "www.example.com", "server.listen": "127.0.0.1:18080"},
+		},
+		{
+			name:       "-config wins over SSATD_CONFIG",
+			args:       []string{"-config", path},
+			environ:    []string{"SSATD_CONFIG=" + missing},
+			wantValues: map[string]any{"publisher.domain": "www.example.com"},
+		},
+		{
+			name:       "SSATD_CONFIG naming a missing file",
+			environ:    []string{"SSATD_CONFIG=" + missing},
+			wantCode:   1,
+			wantStderr: []string{missing},
+		},
+		{
+			name:       "environment overrides the file",
+			environ:    []string{"SSATD_CONFIG=" + path, "SSATD_PUBLISHER_ORIGIN_URL=http://10.1.2.3:9000", "SSATD_COMPRESSION_GZIP_LEVEL=9"},
+			wantValues: map[string]any{"publisher.origin_url": "http://10.1.2.3:9000", "compression.gzip_level": int64(9), "publisher.domain": "www.example.com"},
+		},
+		{
+			name:       "environment only",
+			environ:    []string{"SSATD_PUBLISHER_DOMAIN=env.example", "SSATD_PUBLISHER_ORIGIN_URL=https://origin.env.example"},
+			wantValues: map[string]any{"publisher.domain": "env.example", "publisher.origin_url": "https://origin.env.example"},
+		},
+		{
+			name:       "bad integer in the environment",
+			environ:    []string{"SSATD_CONFIG=" + path, "SSATD_PUBLISHER_MAX_ORIGIN_RESPONSE_BYTES=abc"},
+			wantCode:   1,
+			wantStderr: []string{"SSATD_PUBLISHER_MAX_ORIGIN_RESPONSE_BYTES", "publisher.max_origin_response_bytes"},
+		},
+		{
+			name:       "bad duration in the environment",
+			environ:    []string{"SSATD_CONFIG=" + path, "SSATD_SERVER_SHUTDOWN_TIMEOUT=soon"},
+			wantCode:   1,
+			wantStderr: []string{"SSATD_SERVER_SHUTDOWN_TIMEOUT", "server.shutdown_timeout"},
+		},
+		{
+			name:       "environment value that fails validation",
+			environ:    []string{"SSATD_CONFIG=" + path, "SSATD_COMPRESSION_BROTLI_QUALITY=12"},
+			wantCode:   1,
+			wantStderr: []string{"compression.brotli_quality"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := invoke(t, append([]string{"config", "check"}, tt.args...), tt.environ)
+			if got.code != tt.wantCode {
+				t.Fatalf("exit code = %d, want %d\nstdout: %s\nstderr: %s", got.code, tt.wantCode, got.stdout, got.stderr)
+			}
+			for _, s := range tt.wantStderr {
+				if !strings.Contains(got.stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, got.stderr)
+				}
+			}
+			if tt.wantCode != 0 {
+				return
+			}
+			m := effective(t, got.stdout)
+			for key, w := range tt.wantValues {
+				if v, ok := lookup(m, key); !ok || v != w {
+					t.Errorf("%s = %#v (present %v), want %#v", key, v, ok, w)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigCheckWarnings(t *testing.T) {
+	base := "[publisher]\ndomain = \"www.example.com\"\norigin_url = \"http://127.0.0.1:8000\"\n"
+	tests := []struct {
+		name     string
+		extra    string
+		environ  []string
+		wantWarn []string // substrings, each on a "warning: " line; none means no warnings
+	}{
+		{name: "none"},
+		{name: "diagnostics headers", extra: "[debug]\ndiagnostics_headers = true\n",
+			wantWarn: []string{"debug.diagnostics_headers"}},
+		{name: "diagnostics headers from the environment", environ: []string{"SSATD_DEBUG_DIAGNOSTICS_HEADERS=true"},
+			wantWarn: []string{"debug.diagnostics_headers"}},
+		{name: "both debug switches", extra: "[debug]\ndiagnostics_headers = true\nallow_mode_override = true\n",
+			wantWarn: []string{"debug.diagnostics_headers", "debug.allow_mode_override"}},
+		{name: "auction without slots", extra: "[auction]\nenabled = true\n",
+			wantWarn: []string{"auction.enabled"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeConfig(t, base+tt.extra)
+			got := invoke(t, []string{"config", "check", "-config", path}, tt.environ)
+			if got.code != 0 {
+				t.Fatalf("exit code = %d, want 0 (warnings do not fail the check)\nstderr: %s", got.code, got.stderr)
+			}
+			var warnings []string
+			for _, line := range strings.Split(strings.TrimSuffix(got.stderr, "\n"), "\n") {
+				if line == "" {
+					continue
+				}
+				if !strings.HasPrefix(line, "warning: ") {
+					t.Errorf("unexpected stderr line %q", line)
+					continue
+				}
+				warnings = append(warnings, line)
+			}
+			if len(warnings) != len(tt.wantWarn) {
+				t.Errorf("got %d warnings, want %d:\n%s", len(warnings), len(tt.wantWarn), got.stderr)
+			}
+			for _, w := range tt.wantWarn {
+				if !slices.ContainsFunc(warnings, func(line string) bool { return strings.Contains(line, w) }) {
+					t.Errorf("no warning names %s:\n%s", w, got.stderr)
+				}
+			}
+			if strings.Contains(got.stdout, "warning") {
+				t.Errorf("warnings leaked into stdout, which must stay valid TOML:\n%s", got.stdout)
+			}
+		})
+	}
+}
+
+// TestShippedConfigs checks every file in configs/: it must pass config
+// check without warnings, and its effective output must itself be a valid
+// configuration that prints the same settings again.
+func TestShippedConfigs(t *testing.T) {
+	files, err := filepath.Glob("../../configs/*.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 2 {
+		t.Fatalf("found %d files in ../../configs, want at least example.toml and minimal.toml", len(files))
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			got := invoke(t, []string{"config", "check", "-config", file}, nil)
+			if got.code != 0 {
+				t.Fatalf("exit code = %d, want 0\nstderr: %s", got.code, got.stderr)
+			}
+			if got.stderr != "" {
+				t.Errorf("stderr = %q, want no warnings", got.stderr)
+			}
+			again := invoke(t, []string{"config", "check", "-config", writeConfig(t, got.stdout)}, nil)
+			if again.code != 0 {
+				t.Fatalf("re-checking the effective output: exit code = %d\nstderr: %s", again.code, again.stderr)
+			}
+			_, first, _ := strings.Cut(got.stdout, "\n")
+			_, second, _ := strings.Cut(again.stdout, "\n")
+			if first != second {
+				t.Errorf("effective output does not round-trip:\nfirst:\n%s\nsecond:\n%s", first, second)
+			}
+		})
+	}
+}
+
+// TestExampleConfigIsComplete makes configs/example.toml list every key the
+// daemon knows, so that a key added later without documentation is noticed.
+func TestExampleConfigIsComplete(t *testing.T) {
+	const file = "../../configs/example.toml"
+	got := invoke(t, []string{"config", "check", "-config", file}, nil)
+	if got.code != 0 {
+		t.Fatalf("exit code = %d, want 0\nstderr: %s", got.code, got.stderr)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var written map[string]any
+	if err := toml.Unmarshal(data, &written); err != nil {
+		t.Fatal(err)
+	}
+	if missing := missingKeys("", effective(t, got.stdout), written); len(missing) > 0 {
+		t.Errorf("%s does not set these keys: %s", file, strings.Join(missing, ", "))
+	}
+	for _, key := range []string{"auction.provider", "server.listen", "server.admin_listen", "publisher.domain", "publisher.origin_url"} {
+		if _, ok := lookup(written, key); !ok {
+			t.Errorf("%s lacks %s", file, key)
+		}
+	}
+	if v, _ := lookup(written, "auction.provider"); v != "static" {
+		t.Errorf("auction.provider = %#v, want \"static\"", v)
+	}
+	if v, _ := lookup(written, "auction.enabled"); v != true {
+		t.Errorf("auction.enabled = %#v, want true", v)
+	}
+}
+
+// missingKeys lists the keys of want (recursively, through tables and
+// arrays of tables) that are absent from have.
+func missingKeys(prefix string, want, have any) []string {
+	var out []string
+	switch w := want.(type) {
+	case map[string]any:
+		h, _ := have.(map[string]any)
+		for k, v := range w {
+			key := k
+			if prefix != "" {
+				key = prefix + "." + k
+			}
+			hv, ok := h[k]
+			if !ok {
+				out = append(out, key)
+				continue
+			}
+			out = append(out, missingKeys(key, v, hv)...)
+		}
+	case []any:
+		h, _ := have.([]any)
+		for i, v := range w {
+			if _, isTable := v.(map[string]any); !isTable {
+				continue
+			}
+			if i >= len(h) {
+				out = append(out, prefix)
+				continue
+			}
+			out = append(out, missingKeys(prefix+"["+strconv.Itoa(i)+"]", v, h[i])...)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

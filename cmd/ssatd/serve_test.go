@@ -1,0 +1,534 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/ssatd/ssatd/internal/bundle"
+	"github.com/ssatd/ssatd/internal/config"
+)
+
+const (
+	slowFirst  = "first half of a slow body; "
+	slowSecond = "second half, sent after shutdown began"
+)
+
+// testOrigin is the publisher origin behind the daemon under test.
+type testOrigin struct {
+	srv  *httptest.Server
+	host string // host:port, as it appears in absolute links
+
+	slowStarted chan struct{} // closed once /slow has flushed its first half
+	release     chan struct{} // closed by the test to let /slow finish
+	releaseOnce sync.Once
+}
+
+func (o *testOrigin) releaseSlow() { o.releaseOnce.Do(func() { close(o.release) }) }
+
+// page is the HTML served at /page; it links to the origin host absolutely
+// and protocol-relatively, so both rewrite forms are exercised.
+func (o *testOrigin) page() string {
+	return `<!doctype html><html><head><title>t</title></head><body>` +
+		`<a href="http://` + o.host + `/next?a=1">next</a><img src="//` + o.host + `/i.png">` +
+		`</body></html>`
+}
+
+func newTestOrigin(t *testing.T) *testOrigin {
+	t.Helper()
+	o := &testOrigin{slowStarted: make(chan struct{}), release: make(chan struct{})}
+	o.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/page":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = io.WriteString(w, o.page())
+		case "/slow":
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			_, _ = io.WriteString(w, slowFirst)
+			w.(http.Flusher).Flush()
+			close(o.slowStarted)
+			select {
+			case <-o.release:
+			case <-r.Context().Done():
+				return
+			case <-time.After(10 * time.Second):
+			}
+			time.Sleep(300 * time.Millisecond)
+			_, _ = io.WriteString(w, slowSecond)
+		default:
+			// A status and body the daemon never produces itself, so a
+			// response that carries them certainly came from here.
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("X-Served-By", "test-origin")
+			w.WriteHeader(http.StatusTeapot)
+			_, _ = fmt.Fprintf(w, "origin answered %s", r.URL.Path)
+		}
+	}))
+	o.host = strings.TrimPrefix(o.srv.URL, "http://")
+	// Cleanups run last-in first-out: release /slow before Close waits for it.
+	t.Cleanup(o.srv.Close)
+	t.Cleanup(o.releaseSlow)
+	return o
+}
+
+// runningDaemon is a daemon serving on loopback listeners the test created.
+type runningDaemon struct {
+	clientAddr, adminAddr string
+	cancel                context.CancelFunc
+	done                  chan error // receives run's result once
+}
+
+func startDaemon(t *testing.T, originURL string) *runningDaemon {
+	t.Helper()
+	path := writeConfig(t, fmt.Sprintf(`
+[server]
+shutdown_timeout = "10s"
+
+[publisher]
+domain = "localhost"
+origin_url = %q
+`, originURL))
+	cfg, err := config.Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := newDaemon(cfg, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		client.Close()
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rd := &runningDaemon{
+		clientAddr: client.Addr().String(),
+		adminAddr:  admin.Addr().String(),
+		cancel:     cancel,
+		done:       make(chan error, 1),
+	}
+	go func() { rd.done <- d.run(ctx, &listeners{client: client, admin: admin}) }()
+	t.Cleanup(func() {
+		// Make sure run has returned before the test (and its logger) ends.
+		cancel()
+		select {
+		case <-rd.done:
+		case <-time.After(15 * time.Second):
+			t.Error("daemon did not stop")
+		}
+	})
+	return rd
+}
+
+func newTestClient(t *testing.T) *http.Client {
+	tr := &http.Transport{DisableCompression: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{
+		Transport: tr,
+		Timeout:   10 * time.Second,
+		// The origin's responses must be seen as they are, not followed.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+func get(t *testing.T, c *http.Client, url, host string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	req.Header.Set("Accept", "text/html")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: reading body: %v", url, err)
+	}
+	return resp.StatusCode, resp.Header, string(body)
+}
+
+func TestDaemonServesAndShutsDownGracefully(t *testing.T) {
+	origin := newTestOrigin(t)
+	d := startDaemon(t, origin.srv.URL)
+	c := newTestClient(t)
+	_, clientPort, _ := net.SplitHostPort(d.clientAddr)
+	bundleTag := `<script src="/static/tsjs=tsjs-unified.min.js?v=` + bundle.Hash() + `" id="trustedserver-js"></script>`
+
+	t.Run("client port proxies and rewrites the page", func(t *testing.T) {
+		tests := []struct {
+			name       string
+			host       string // Host header the client sends
+			linkedHost string // host the origin's links must point to
+		}{
+			{name: "configured domain, any port", host: "localhost:" + clientPort, linkedHost: "localhost:" + clientPort},
+			{name: "foreign host falls back to the domain", host: "evil.example:" + clientPort, linkedHost: "localhost"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				status, hdr, body := get(t, c, "http://"+d.clientAddr+"/page", tt.host)
+				if status != http.StatusOK {
+					t.Fatalf("status = %d, want 200; body: %s", status, body)
+				}
+				if ct := hdr.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+					t.Errorf("Content-Type = %q, want text/html", ct)
+				}
+				want := `<!doctype html><html><head>` + bundleTag + `<title>t</title></head><body>` +
+					`<a href="http://` + tt.linkedHost + `/next?a=1">next</a><img src="//` + tt.linkedHost + `/i.png">` +
+					`</body></html>`
+				if body != want {
+					t.Errorf("body mismatch\n got: %s\nwant: %s", body, want)
+				}
+				if strings.Contains(body, origin.host) {
+					t.Errorf("body still names the origin host %s", origin.host)
+				}
+			})
+		}
+	})
+
+	t.Run("client port forwards admin paths to the origin", func(t *testing.T) {
+		for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+			t.Run(path, func(t *testing.T) {
+				status, hdr, body := get(t, c, "http://"+d.clientAddr+path, "localhost:"+clientPort)
+				if status != http.StatusTeapot || body != "origin answered "+path || hdr.Get("X-Served-By") != "test-origin" {
+					t.Errorf("got %d %q (X-Served-By %q), want the origin's 418 %q",
+						status, body, hdr.Get("X-Served-By"), "origin answered "+path)
+				}
+			})
+		}
+	})
+
+	t.Run("admin port", func(t *testing.T) {
+		tests := []struct {
+			path       string
+			wantStatus int
+			wantBody   string // substring
+		}{
+			{"/healthz", http.StatusOK, "ok"},
+			{"/readyz", http.StatusOK, "ready"},
+			{"/metrics", http.StatusOK, "# TYPE ssatd_requests_total counter"},
+			// The admin port never proxies to the origin.
+			{"/page", http.StatusNotFound, ""},
+		}
+		for _, tt := range tests {
+			t.Run(tt.path, func(t *testing.T) {
+				status, hdr, body := get(t, c, "http://"+d.adminAddr+tt.path, "")
+				if status != tt.wantStatus {
+					t.Errorf("status = %d, want %d; body: %s", status, tt.wantStatus, body)
+				}
+				if !strings.Contains(body, tt.wantBody) {
+					t.Errorf("body lacks %q:\n%s", tt.wantBody, body)
+				}
+				if strings.Contains(body, "origin answered") || hdr.Get("X-Served-By") != "" {
+					t.Errorf("admin %s was answered by the origin", tt.path)
+				}
+			})
+		}
+	})
+
+	t.Run("metrics count the requests by route", func(t *testing.T) {
+		// Two HTML pages went through the pipeline and three plain-text
+		// answers were passed through. The counters are bumped when a
+		// request's handler returns, which may be just after the client
+		// has read the body, so poll briefly.
+		want := []string{
+			`ssatd_requests_total{route="pipeline"} 2` + "\n",
+			`ssatd_requests_total{route="pass-through"} 3` + "\n",
+		}
+		var body string
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			_, _, body = get(t, c, "http://"+d.adminAddr+"/metrics", "")
+			if strings.Contains(body, want[0]) && strings.Contains(body, want[1]) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("metrics lack %q:\n%s", want, body)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+
+	t.Run("graceful shutdown finishes an in-flight response", func(t *testing.T) {
+		resp, err := c.Get("http://" + d.clientAddr + "/slow")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		first := make([]byte, len(slowFirst))
+		if _, err := io.ReadFull(resp.Body, first); err != nil || string(first) != slowFirst {
+			t.Fatalf("first half = %q, %v; want %q (the response must stream)", first, err, slowFirst)
+		}
+		select {
+		case <-origin.slowStarted:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the origin never reported sending the first half")
+		}
+
+		d.cancel()
+		// /readyz fails as soon as shutdown starts; the admin listener stays
+		// up while client responses drain.
+		waitFor(t, "/readyz to report 503 while draining", func() bool {
+			status, _, _ := get(t, c, "http://"+d.adminAddr+"/readyz", "")
+			return status == http.StatusServiceUnavailable
+		})
+		select {
+		case err := <-d.done:
+			t.Fatalf("run returned %v while a response was still in flight", err)
+		default:
+		}
+		origin.releaseSlow()
+
+		rest, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("reading the rest of the body: %v", err)
+		}
+		if got := string(first) + string(rest); got != slowFirst+slowSecond {
+			t.Errorf("body = %q, want %q", got, slowFirst+slowSecond)
+		}
+		select {
+		case err := <-d.done:
+			if err != nil {
+				t.Errorf("run returned %v, want nil", err)
+			}
+			d.done <- err // leave it for the cleanup
+		case <-time.After(10 * time.Second):
+			t.Fatal("run did not return after the last response finished")
+		}
+		c.Transport.(*http.Transport).CloseIdleConnections()
+		assertRefused(t, "client", d.clientAddr)
+		assertRefused(t, "admin", d.adminAddr)
+	})
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestServeListenFailures(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	tests := []struct {
+		name, listen, admin string
+		wantKey, notKey     string
+	}{
+		{name: "client address in use", listen: busy.Addr().String(), admin: "127.0.0.1:0",
+			wantKey: "server.listen", notKey: "server.admin_listen"},
+		{name: "admin address in use", listen: "127.0.0.1:0", admin: busy.Addr().String(),
+			wantKey: "server.admin_listen", notKey: "server.listen"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeConfig(t, fmt.Sprintf(`
+[server]
+listen = %q
+admin_listen = %q
+
+[publisher]
+domain = "localhost"
+origin_url = "http://127.0.0.1:1"
+`, tt.listen, tt.admin))
+			// Bounded, in case the daemon wrongly starts serving.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			var stdout, stderr strings.Builder
+			code := run(ctx, []string{"serve", "-config", path}, &stdout, &stderr, nil)
+			if code != 1 {
+				t.Fatalf("exit code = %d, want 1\nstderr: %s", code, stderr.String())
+			}
+			msg := stderr.String()
+			if !strings.Contains(msg, tt.wantKey) || !strings.Contains(msg, busy.Addr().String()) {
+				t.Errorf("stderr does not name %s and %s:\n%s", tt.wantKey, busy.Addr(), msg)
+			}
+			if strings.Contains(msg, tt.notKey) {
+				t.Errorf("stderr blames %s too:\n%s", tt.notKey, msg)
+			}
+		})
+	}
+}
+
+func TestServeSetupErrors(t *testing.T) {
+	valid := writeConfig(t, "[server]\nlisten = \"127.0.0.1:0\"\nadmin_listen = \"127.0.0.1:0\"\n"+
+		"[publisher]\ndomain = \"localhost\"\norigin_url = \"http://127.0.0.1:1\"\n")
+	invalid := writeConfig(t, "[publisher]\ndomain = \"localhost\"\n[compression]\ngzip_level = 0\n")
+	tests := []struct {
+		name       string
+		args       []string
+		environ    []string
+		wantCode   int
+		wantStderr []string
+	}{
+		{name: "invalid configuration", args: []string{"-config", invalid}, wantCode: 1,
+			wantStderr: []string{"2 problem(s)", "publisher.origin_url", "compression.gzip_level"}},
+		{name: "no configuration at all", wantCode: 1, wantStderr: []string{"(environment only)", "publisher.domain"}},
+		{name: "bad log format", args: []string{"-config", valid}, environ: []string{"SSATD_LOG_FORMAT=xml"},
+			wantCode: 2, wantStderr: []string{"SSATD_LOG_FORMAT"}},
+		{name: "bad log level", args: []string{"-config", valid}, environ: []string{"SSATD_LOG_LEVEL=loud"},
+			wantCode: 2, wantStderr: []string{"SSATD_LOG_LEVEL"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := invoke(t, append([]string{"serve"}, tt.args...), tt.environ)
+			if got.code != tt.wantCode {
+				t.Fatalf("exit code = %d, want %d\nstderr: %s", got.code, tt.wantCode, got.stderr)
+			}
+			for _, s := range tt.wantStderr {
+				if !strings.Contains(got.stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, got.stderr)
+				}
+			}
+		})
+	}
+}
+
+// lockedBuffer lets the test read what the daemon logs while it runs.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// logLine finds the first JSON log line whose message contains msg.
+func logLine(logs, msg string) (map[string]any, bool) {
+	sc := bufio.NewScanner(strings.NewReader(logs))
+	for sc.Scan() {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) != nil {
+			continue
+		}
+		if s, _ := m["msg"].(string); strings.Contains(s, msg) {
+			return m, true
+		}
+	}
+	return nil, false
+}
+
+// TestServeCommand runs the daemon through the command line, learning its
+// ports from the startup log line, and stops it by cancelling the context
+// as SIGTERM would.
+func TestServeCommand(t *testing.T) {
+	origin := newTestOrigin(t)
+	path := writeConfig(t, fmt.Sprintf(`
+[server]
+listen = "127.0.0.1:0"
+admin_listen = "127.0.0.1:0"
+
+[publisher]
+domain = "localhost"
+origin_url = %q
+
+[debug]
+diagnostics_headers = true
+`, origin.srv.URL))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout strings.Builder
+	var stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"serve", "-config", path}, &stdout, &stderr, nil) }()
+
+	var started map[string]any
+	waitFor(t, "the startup log line", func() bool {
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d before starting:\n%s", code, stderr.String())
+		default:
+		}
+		var ok bool
+		started, ok = logLine(stderr.String(), "ssatd started")
+		return ok
+	})
+	clientAddr, _ := started["listen"].(string)
+	adminAddr, _ := started["admin_listen"].(string)
+	if clientAddr == "" || adminAddr == "" || clientAddr == adminAddr {
+		t.Fatalf("startup line has listen %q and admin_listen %q", clientAddr, adminAddr)
+	}
+	if w, ok := logLine(stderr.String(), "debug.diagnostics_headers"); !ok || w["level"] != "warn" {
+		t.Errorf("no warn-level log line for debug.diagnostics_headers:\n%s", stderr.String())
+	}
+
+	c := newTestClient(t)
+	if status, _, body := get(t, c, "http://"+adminAddr+"/readyz", ""); status != http.StatusOK {
+		t.Errorf("admin /readyz = %d %q, want 200", status, body)
+	}
+	if status, _, body := get(t, c, "http://"+clientAddr+"/healthz", "localhost"); status != http.StatusTeapot || body != "origin answered /healthz" {
+		t.Errorf("client /healthz = %d %q, want it forwarded to the origin", status, body)
+	}
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit code = %d, want 0 after cancellation\n%s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not return after cancellation")
+	}
+	if _, ok := logLine(stderr.String(), "shutting down"); !ok {
+		t.Errorf("no shutdown log line:\n%s", stderr.String())
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("serve wrote to stdout: %q", stdout.String())
+	}
+	c.Transport.(*http.Transport).CloseIdleConnections()
+	assertRefused(t, "client", clientAddr)
+	assertRefused(t, "admin", adminAddr)
+}
+
+// assertRefused checks that nothing listens on addr any more.
+func assertRefused(t *testing.T, name, addr string) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err == nil {
+		conn.Close()
+		t.Errorf("%s port %s still accepts connections after shutdown", name, addr)
+		return
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("dialling the %s port %s after shutdown: %v, want connection refused", name, addr, err)
+	}
+}
