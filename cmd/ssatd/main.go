@@ -30,6 +30,12 @@ environment:
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first signal starts the graceful drain, restore the
+		// default handling so that a second Ctrl-C quits at once.
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ())
 	stop()
 	os.Exit(code)

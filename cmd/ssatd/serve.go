@@ -32,8 +32,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, envi
 	}
 	log, err := newLogger(stderr, environ)
 	if err != nil {
+		// A bad setting, like any configuration problem: exit 1.
 		fmt.Fprintf(stderr, "ssatd serve: %v\n", err)
-		return 2
+		return 1
 	}
 	defer func() { _ = log.Sync() }()
 	for _, w := range cfg.Warnings() {
@@ -171,12 +172,22 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 		<-gctx.Done()
 		d.ready.Store(false)
 		d.log.Info("shutting down", zap.Duration("shutdown_timeout", d.cfg.Server.ShutdownTimeout.Duration))
-		sctx, cancel := context.WithTimeout(context.Background(), d.cfg.Server.ShutdownTimeout.Duration)
+		timeout := d.cfg.Server.ShutdownTimeout.Duration
+		if timeout <= 0 {
+			// shutdown_timeout = 0: do not wait for in-flight responses.
+			_ = d.admin.Close()
+			return d.client.Close()
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		err := d.client.Shutdown(sctx)
 		_ = d.admin.Shutdown(sctx)
 		if err != nil {
-			return fmt.Errorf("graceful shutdown: %w", err)
+			// Responses still running past the timeout are cut off, so
+			// that an embedding caller does not inherit them.
+			_ = d.client.Close()
+			_ = d.admin.Close()
+			return fmt.Errorf("graceful shutdown after server.shutdown_timeout (%s): %w", timeout, err)
 		}
 		return nil
 	})

@@ -395,9 +395,9 @@ func TestServeSetupErrors(t *testing.T) {
 			wantStderr: []string{"2 problem(s)", "publisher.origin_url", "compression.gzip_level"}},
 		{name: "no configuration at all", wantCode: 1, wantStderr: []string{"(environment only)", "publisher.domain"}},
 		{name: "bad log format", args: []string{"-config", valid}, environ: []string{"SSATD_LOG_FORMAT=xml"},
-			wantCode: 2, wantStderr: []string{"SSATD_LOG_FORMAT"}},
+			wantCode: 1, wantStderr: []string{"SSATD_LOG_FORMAT"}},
 		{name: "bad log level", args: []string{"-config", valid}, environ: []string{"SSATD_LOG_LEVEL=loud"},
-			wantCode: 2, wantStderr: []string{"SSATD_LOG_LEVEL"}},
+			wantCode: 1, wantStderr: []string{"SSATD_LOG_LEVEL"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
