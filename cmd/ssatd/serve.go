@@ -17,6 +17,7 @@ import (
 
 	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/edge"
 	"github.com/ssatd/ssatd/internal/proxy"
 )
 
@@ -92,9 +93,13 @@ func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
 		return nil, err
 	}
 	d := &daemon{cfg: cfg, log: log, guest: g}
+	handler, err := clientHandler(cfg, g)
+	if err != nil {
+		return nil, err
+	}
 	sc := cfg.Server
 	d.client = &http.Server{
-		Handler:           g,
+		Handler:           handler,
 		ReadHeaderTimeout: sc.ReadHeaderTimeout.Duration,
 		ReadTimeout:       sc.ReadTimeout.Duration,
 		IdleTimeout:       sc.IdleTimeout.Duration,
@@ -107,6 +112,22 @@ func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
 		ErrorLog:          zap.NewStdLog(log.Named("admin")),
 	}
 	return d, nil
+}
+
+// clientHandler is the data path client → edge → guest: with the builtin
+// platform the edge compresses hinted responses in-process (§5.4); with
+// "external" a CDN in front does, and with "unavailable" nothing is hinted.
+func clientHandler(cfg *config.Config, g *proxy.Guest) (http.Handler, error) {
+	if cfg.Platform.DeliveryCompression != config.DeliveryCompressionBuiltin {
+		return g, nil
+	}
+	dc := cfg.Delivery
+	return edge.New(g, edge.Options{
+		GzipLevel:     dc.GzipLevel,
+		BrotliQuality: dc.BrotliQuality,
+		MinSize:       dc.MinSize,
+		Zstd:          dc.Zstd,
+	})
 }
 
 func (d *daemon) adminRoutes() http.Handler {

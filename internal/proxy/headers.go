@@ -5,10 +5,11 @@ import (
 	"strings"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/edge"
 )
 
 // HintHeader asks the edge to compress a response (§5.4).
-const HintHeader = "X-Compress-Hint"
+const HintHeader = edge.HintHeader
 
 // privateCacheControl is the §6.1 cache policy for personalised pages.
 const privateCacheControl = "private, max-age=0"

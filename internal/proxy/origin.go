@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/ssatd/ssatd/internal/compress"
-	"github.com/ssatd/ssatd/internal/config"
 )
 
 // mode is how the guest handles compression for one response.
@@ -85,10 +84,4 @@ func (g *Guest) setForwarded(pr *httputil.ProxyRequest, x *exchange) {
 	if v := in.Get("X-Forwarded-Proto"); v != "" {
 		pr.Out.Header.Set("X-Forwarded-Proto", v)
 	}
-}
-
-// platformDelivers reports whether something in front compresses hinted
-// responses (§5.5).
-func platformDelivers(p string) bool {
-	return p == config.DeliveryCompressionBuiltin || p == config.DeliveryCompressionExternal
 }

@@ -1,0 +1,254 @@
+// Package edge is the stand-in for Fastly's dynamic compression (spec §5.4):
+// middleware in front of the guest that compresses the responses carrying
+// X-Compress-Hint and removes the hint from everything it lets through.
+//
+// gzip (and zstd when enabled) is delegated to klauspost/compress/gzhttp;
+// br is done here with pooled andybalholm/brotli writers. Responses without
+// the hint pass through untouched, Vary included.
+package edge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/klauspost/compress/gzhttp"
+
+	"github.com/ssatd/ssatd/internal/compress"
+)
+
+// Options configure the edge. They are checked once, by New.
+type Options struct {
+	GzipLevel     int  // 1..9
+	BrotliQuality int  // 0..11
+	BrotliWindow  int  // 10..24; 0 means 22
+	MinSize       int  // smallest body compressed, bytes; 0 compresses all
+	Zstd          bool // let gzhttp answer zstd to clients that prefer it
+}
+
+// Edge is the delivery compression middleware.
+type Edge struct {
+	next    http.Handler
+	gz      http.Handler // gzhttp around the gate, for clients accepting gzip
+	plain   http.Handler // the gate alone
+	brOpts  compress.Options
+	minSize int
+}
+
+// New wraps next.
+func New(next http.Handler, o Options) (*Edge, error) {
+	if o.BrotliWindow == 0 {
+		o.BrotliWindow = 22
+	}
+	var errs []error
+	if o.GzipLevel < 1 || o.GzipLevel > 9 {
+		errs = append(errs, fmt.Errorf("edge: gzip level %d out of range 1..9", o.GzipLevel))
+	}
+	if o.BrotliQuality < 0 || o.BrotliQuality > 11 {
+		errs = append(errs, fmt.Errorf("edge: brotli quality %d out of range 0..11", o.BrotliQuality))
+	}
+	if o.MinSize < 0 {
+		errs = append(errs, fmt.Errorf("edge: min size %d is negative", o.MinSize))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	wrap, err := gzhttp.NewWrapper(
+		gzhttp.CompressionLevel(o.GzipLevel),
+		gzhttp.MinSize(o.MinSize),
+		gzhttp.EnableZstd(o.Zstd),
+		gzhttp.AcceptWildcards(true),
+		// The gate decides which responses are compressed (by the hint);
+		// gzhttp must not second-guess it by content type.
+		gzhttp.ContentTypeFilter(gzhttp.CompressAllContentTypeFilter),
+		gzhttp.SetContentType(false),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("edge: gzhttp: %w", err)
+	}
+	e := &Edge{
+		next:    next,
+		brOpts:  compress.Options{BrotliQuality: o.BrotliQuality, BrotliWindow: o.BrotliWindow},
+		minSize: o.MinSize,
+	}
+	if _, err := compress.NewWriter(compress.Brotli, discard{}, e.brOpts); err != nil {
+		return nil, fmt.Errorf("edge: brotli: %w", err)
+	}
+	gate := http.HandlerFunc(e.serveGate)
+	e.plain = gate
+	e.gz = wrap(gate)
+	return e, nil
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+type stateKey struct{}
+
+// state is shared by the layers of one request.
+type state struct {
+	ae       compress.AcceptEncoding
+	viaGzip  bool // gzhttp is in the chain (it added a Vary line)
+	choice   choice
+	decided  bool
+	hintSeen bool
+}
+
+func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	st := &state{ae: compress.ParseAcceptEncoding(r.Header.Values("Accept-Encoding"))}
+	bw := &brWriter{ResponseWriter: w, st: st, opts: e.brOpts, minSize: e.minSize}
+	h := e.plain
+	if st.ae.Q(string(compress.Gzip)) > 0 || st.ae.Q("zstd") > 0 {
+		st.viaGzip = true
+		h = e.gz
+	}
+	completed := false
+	defer func() {
+		// Finish the br stream only for a handler that returned normally:
+		// after a panic (an aborted response) the stream must stay
+		// unfinished so that no decoder can take it for a whole body.
+		if completed {
+			bw.close()
+		} else {
+			bw.abandon()
+		}
+	}()
+	h.ServeHTTP(bw, r.WithContext(context.WithValue(r.Context(), stateKey{}, st)))
+	completed = true
+}
+
+func stateOf(r *http.Request) *state {
+	st, _ := r.Context().Value(stateKey{}).(*state)
+	return st
+}
+
+// serveGate runs innermost, around the guest: it sees the guest's headers
+// first and makes the §5.4 decision for the layers outside it.
+func (e *Edge) serveGate(w http.ResponseWriter, r *http.Request) {
+	st := stateOf(r)
+	e.next.ServeHTTP(&gateWriter{ResponseWriter: w, st: st, method: r.Method}, r)
+}
+
+// gateWriter makes the decision when the guest writes its header.
+type gateWriter struct {
+	http.ResponseWriter
+	st      *state
+	method  string
+	written bool
+}
+
+func (g *gateWriter) WriteHeader(status int) {
+	if status >= 100 && status < 200 {
+		g.ResponseWriter.WriteHeader(status)
+		return
+	}
+	if !g.written {
+		g.written = true
+		g.decide(status)
+	}
+	g.ResponseWriter.WriteHeader(status)
+}
+
+func (g *gateWriter) Write(p []byte) (int, error) {
+	if !g.written {
+		g.WriteHeader(http.StatusOK)
+	}
+	return g.ResponseWriter.Write(p)
+}
+
+func (g *gateWriter) Flush() {
+	if !g.written {
+		g.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(g.ResponseWriter).Flush()
+}
+
+func (g *gateWriter) Unwrap() http.ResponseWriter { return g.ResponseWriter }
+
+func (g *gateWriter) decide(status int) {
+	h := g.Header()
+	hints := h.Values(HintHeader)
+	h.Del(HintHeader) // never reaches the client, compressed or not (§5.4)
+	st := g.st
+	st.decided = true
+	st.hintSeen = len(hints) > 0
+	if !st.hintSeen {
+		// Not ours to touch: undo gzhttp's Vary line and keep it out.
+		g.noGzip()
+		if st.viaGzip {
+			removeFirstVary(h, "Accept-Encoding")
+		}
+		return
+	}
+	c := negotiate(hints[0], st.ae)
+	if c != choiceNone && (h.Get("Content-Encoding") != "" || bodiless(g.method, status, h.Get("Content-Length"))) {
+		c = choiceNone
+	}
+	if c == choiceGzip && !st.viaGzip {
+		c = choiceNone
+	}
+	st.choice = c
+	// The representation now depends on Accept-Encoding either way; the
+	// guest may have listed it too, so keep a single line.
+	addVary(h, "Accept-Encoding")
+	if st.viaGzip && hasVaryLines(h, "Accept-Encoding") > 1 {
+		removeFirstVary(h, "Accept-Encoding")
+	}
+	if c != choiceGzip {
+		g.noGzip()
+	}
+}
+
+func (g *gateWriter) noGzip() {
+	if g.st.viaGzip {
+		g.Header().Set(gzhttp.HeaderNoCompression, "1")
+	}
+}
+
+// addVary adds token to Vary unless listed already or Vary is "*".
+func addVary(h http.Header, token string) {
+	if hasVaryLines(h, token) > 0 {
+		return
+	}
+	for _, v := range h.Values("Vary") {
+		for _, f := range strings.Split(v, ",") {
+			if strings.TrimSpace(f) == "*" {
+				return
+			}
+		}
+	}
+	h.Add("Vary", token)
+}
+
+// hasVaryLines counts the Vary elements equal to token.
+func hasVaryLines(h http.Header, token string) int {
+	n := 0
+	for _, v := range h.Values("Vary") {
+		for _, f := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(f), token) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// removeFirstVary removes the first Vary line that is exactly token: the
+// one gzhttp adds before the handler runs.
+func removeFirstVary(h http.Header, token string) {
+	vs := h.Values("Vary")
+	for i, v := range vs {
+		if strings.EqualFold(strings.TrimSpace(v), token) {
+			rest := append(append([]string{}, vs[:i]...), vs[i+1:]...)
+			if len(rest) == 0 {
+				h.Del("Vary")
+			} else {
+				h["Vary"] = rest
+			}
+			return
+		}
+	}
+}
