@@ -15,6 +15,7 @@ import (
 
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/edge"
 )
 
 const testDomain = "www.pub.example"
@@ -73,7 +74,17 @@ func newEnv(t *testing.T, h http.Handler, mutate ...func(*config.Config)) *env {
 		t.Fatal(err)
 	}
 	e.guest = g
-	e.front = httptest.NewServer(g)
+	// The whole data path, as the daemon builds it: client → edge → guest.
+	var front http.Handler = g
+	if cfg.Platform.DeliveryCompression == config.DeliveryCompressionBuiltin {
+		eh, err := edge.New(g, edge.Options{GzipLevel: cfg.Delivery.GzipLevel, BrotliQuality: cfg.Delivery.BrotliQuality,
+			MinSize: cfg.Delivery.MinSize, Zstd: cfg.Delivery.Zstd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		front = eh
+	}
+	e.front = httptest.NewServer(front)
 	t.Cleanup(e.front.Close)
 	return e
 }
