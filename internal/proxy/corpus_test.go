@@ -228,3 +228,43 @@ func benchGuest(b *testing.B, host string) *Guest {
 	}
 	return g
 }
+
+// Offload over the corpus: for every page and every coding the origin may
+// send despite being asked for identity, the page delivered through the
+// edge decodes to exactly the mirror-mode page.
+func TestCorpusOffloadEqualsMirror(t *testing.T) {
+	pages := corpusPages(t)
+	var current []byte
+	var originCoding compress.Coding
+	var asked string
+	var off, mir *env
+	serve := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		stubbornOrigin(originCoding, func() []byte { return current }, &asked)(w, r)
+	})
+	off = newEnv(t, serve, offload("builtin"))
+	mir = newEnv(t, serve)
+	for _, name := range sortedNames(pages) {
+		page := pages[name]
+		for _, c := range allCodings {
+			originCoding = c
+			current = page
+			if h := pageHost(page); h != "" {
+				current = bytes.ReplaceAll(page, []byte("//"+h), []byte("//"+off.host))
+			}
+			resp, body := off.mustGet(t, "/"+name, navigate, header("Accept-Encoding", "br, gzip"))
+			if resp.Header.Get("Content-Encoding") != "br" || asked != "identity" {
+				t.Fatalf("%s/%s: delivered %q, origin asked %q", name, c, resp.Header.Get("Content-Encoding"), asked)
+			}
+			got := bytes.ReplaceAll(decode(t, compress.Brotli, body), []byte(off.host), []byte("ORIGIN"))
+			if h := pageHost(page); h != "" {
+				current = bytes.ReplaceAll(page, []byte("//"+h), []byte("//"+mir.host))
+			}
+			mresp, mbody := mir.mustGet(t, "/"+name, navigate, header("Accept-Encoding", "gzip, deflate, br"))
+			want := decode(t, compress.Coding(orIdentity(mresp.Header.Get("Content-Encoding"))), mbody)
+			want = bytes.ReplaceAll(want, []byte(mir.host), []byte("ORIGIN"))
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s: origin %s: offload page (%d bytes) differs from mirror page (%d bytes)", name, c, len(got), len(want))
+			}
+		}
+	}
+}
