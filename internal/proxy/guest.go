@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -69,6 +70,8 @@ type Guest struct {
 	decodedLimit   int64
 	idleTimeout    time.Duration
 	flushLatency   time.Duration
+	diagnostics    bool
+	allowOverride  bool
 	log            *zap.Logger
 	metrics        *Metrics
 	rp             *httputil.ReverseProxy
@@ -92,14 +95,16 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 			BrotliQuality: cfg.Compression.BrotliQuality,
 			BrotliWindow:  cfg.Compression.BrotliWindow,
 		},
-		platform:     cfg.Platform.DeliveryCompression,
-		offloadAE:    cfg.Publisher.OffloadOriginAcceptEncoding,
-		rawLimit:     cfg.Publisher.MaxOriginResponseBytes,
-		decodedLimit: cfg.Publisher.MaxDecodedBodyBytes,
-		idleTimeout:  cfg.Publisher.OriginIdleTimeout.Duration,
-		flushLatency: o.FlushLatency,
-		log:          o.Logger,
-		metrics:      o.Metrics,
+		platform:      cfg.Platform.DeliveryCompression,
+		offloadAE:     cfg.Publisher.OffloadOriginAcceptEncoding,
+		rawLimit:      cfg.Publisher.MaxOriginResponseBytes,
+		decodedLimit:  cfg.Publisher.MaxDecodedBodyBytes,
+		idleTimeout:   cfg.Publisher.OriginIdleTimeout.Duration,
+		flushLatency:  o.FlushLatency,
+		diagnostics:   cfg.Debug.DiagnosticsHeaders,
+		allowOverride: cfg.Debug.AllowModeOverride,
+		log:           o.Logger,
+		metrics:       o.Metrics,
 	}
 	g.offload = cfg.Publisher.SSATCompressionOffloadEnabled && g.platform != config.DeliveryCompressionUnavailable
 	if g.flushLatency <= 0 {
@@ -246,9 +251,18 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		p := recover()
 		if p != nil && x.outcome == "" {
+			// ReverseProxy aborts when copying a body fails: name which
+			// side failed.
 			x.outcome = outcomeAborted
 			if x.reason == "" {
-				x.reason = "client_write_failed"
+				switch {
+				case errors.Is(causeOf(x), errOriginIdle):
+					x.reason = reasonOriginIdle
+				case r.Context().Err() != nil:
+					x.reason = reasonClientGone
+				default:
+					x.reason = reasonOriginFailed
+				}
 			}
 		}
 		g.logExchange(r, x)
@@ -271,7 +285,7 @@ func (g *Guest) prepare(x *exchange, r *http.Request) {
 		}
 	}
 	x.eligible = x.ineligible == ineligibleNone
-	x.mode = g.modeFor(x)
+	x.mode = g.modeFor(x, r)
 	x.ctx, x.cancel = context.WithCancelCause(r.Context())
 	if x.eligible {
 		x.auction = auction.Start(x.ctx, g.provider, auction.Request{Path: r.URL.Path, Slots: x.slots}, g.auctionTimeout)

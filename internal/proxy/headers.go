@@ -37,7 +37,7 @@ func applyPrivacy(h http.Header) {
 
 // applyRewrittenHeaders is the final header policy of a pipeline response
 // (§6.1, §6.2, §5.3). Set-Cookie and other end-to-end headers pass through.
-func applyRewrittenHeaders(h http.Header, x *exchange, out compress.Coding) {
+func applyRewrittenHeaders(h http.Header, x *exchange, out compress.Coding, hint bool) {
 	for _, k := range bodyDescribingHeaders {
 		h.Del(k)
 	}
@@ -54,7 +54,7 @@ func applyRewrittenHeaders(h http.Header, x *exchange, out compress.Coding) {
 		// given origin document, so the weak form stays true.
 		h.Set("ETag", "W/"+et)
 	}
-	if x.mode == modeOffload {
+	if x.mode == modeOffload && hint {
 		h.Set(HintHeader, "on")
 		addVary(h, "Accept-Encoding")
 	}
@@ -71,4 +71,42 @@ func addVary(h http.Header, token string) {
 		}
 	}
 	h.Add("Vary", token)
+}
+
+// Diagnostics headers (debug.diagnostics_headers). Those known before the
+// body are headers; the two that are only true once the whole body has been
+// processed are sent as trailers.
+const (
+	DiagMode             = "X-Ssatd-Compression-Mode"
+	DiagOriginAE         = "X-Ssatd-Origin-Accept-Encoding"
+	DiagOriginCoding     = "X-Ssatd-Origin-Content-Encoding"
+	DiagOutputCoding     = "X-Ssatd-Output-Content-Encoding"
+	DiagDelivery         = "X-Ssatd-Delivery-Compression"
+	DiagProcessedBytes   = "X-Ssatd-Processed-Bytes"
+	DiagProcessingMillis = "X-Ssatd-Processing-Ms"
+)
+
+// deliveryOf names who compresses what the client receives.
+func deliveryOf(m mode, out compress.Coding, platform string) string {
+	switch {
+	case m == modeOffload && (platform == "builtin" || platform == "external"):
+		return platform
+	case out != compress.Identity:
+		return "in-guest"
+	}
+	return "none"
+}
+
+func applyDiagnostics(resp *http.Response, x *exchange, out compress.Coding, platform string) {
+	h := resp.Header
+	h.Set(DiagMode, string(x.mode))
+	h.Set(DiagOriginAE, x.originAE)
+	h.Set(DiagOriginCoding, x.originCoding)
+	h.Set(DiagOutputCoding, string(out))
+	h.Set(DiagDelivery, deliveryOf(x.mode, out, platform))
+	if resp.Trailer == nil {
+		resp.Trailer = http.Header{}
+	}
+	resp.Trailer[DiagProcessedBytes] = nil
+	resp.Trailer[DiagProcessingMillis] = nil
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/rewrite"
 )
 
@@ -71,10 +72,15 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 		out = compress.Identity
 	}
 	x.outCoding = string(out)
-	applyRewrittenHeaders(resp.Header, x, out)
+	applyRewrittenHeaders(resp.Header, x, out, g.platform != config.DeliveryCompressionUnavailable)
 	resp.ContentLength = -1
 	pr, pw := io.Pipe()
 	p := &pipeline{g: g, x: x, req: req, body: body, dec: dec, coding: out, pw: pw}
+	if g.diagnostics {
+		applyDiagnostics(resp, x, out, g.platform)
+		p.trailer = resp.Trailer
+		p.started = make(chan struct{})
+	}
 	if err := p.open(pw); err != nil {
 		dec.Close()
 		body.Close()
@@ -83,6 +89,9 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	x.done = make(chan struct{})
 	go p.run()
 	resp.Body = pr
+	if p.started != nil {
+		resp.Body = &firstReadSignal{ReadCloser: pr, started: p.started}
+	}
 	return nil
 }
 
@@ -112,9 +121,14 @@ type pipeline struct {
 	coding compress.Coding
 	pw     *io.PipeWriter
 	sent   *countWriter
-	out    *bufio.Writer
-	enc    compress.Writer
-	front  *latencyWriter
+	// With diagnostics on, trailer gets the figures known at the end. It
+	// is written only after ReverseProxy's first body read (started), by
+	// which time ReverseProxy has finished reading the trailer's keys.
+	trailer http.Header
+	started chan struct{}
+	out     *bufio.Writer
+	enc     compress.Writer
+	front   *latencyWriter
 }
 
 func (p *pipeline) open(dst io.Writer) error {
@@ -148,7 +162,29 @@ func (p *pipeline) run() {
 	if !st.HeadFound {
 		p.g.log.Info("no <head> start tag: nothing injected", zap.String("path", p.req.URL.Path))
 	}
+	if p.trailer != nil {
+		select {
+		case <-p.started:
+			p.x.mu.Lock()
+			p.trailer.Set(DiagProcessedBytes, strconv.FormatInt(p.x.processedBytes, 10))
+			p.trailer.Set(DiagProcessingMillis, strconv.FormatFloat(float64(p.x.guestTime)/float64(time.Millisecond), 'f', 3, 64))
+			p.x.mu.Unlock()
+		case <-p.x.ctx.Done():
+		}
+	}
 	p.pw.Close()
+}
+
+// firstReadSignal closes started on the first Read.
+type firstReadSignal struct {
+	io.ReadCloser
+	started chan struct{}
+	once    sync.Once
+}
+
+func (f *firstReadSignal) Read(p []byte) (int, error) {
+	f.once.Do(func() { close(f.started) })
+	return f.ReadCloser.Read(p)
 }
 
 // process decodes, rewrites and encodes the whole body. On failure the
