@@ -19,6 +19,10 @@ const usage = `usage: ssatd <command> [flags]
 commands:
   serve -config FILE          run the daemon (SSATD_CONFIG may name the file)
   config check -config FILE   validate a configuration and print the effective one
+  measure -pages DIR ...       measure what compression costs in the guest (see README)
+  demo                        run a demo origin and two proxies (mirror, offload) locally
+  demo-origin                 run the demo origin alone
+  healthcheck                 probe a running daemon's /healthz (for container health checks)
   version                     print the version
 
 environment:
@@ -56,6 +60,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 			return 2
 		}
 		return cmdConfigCheck(args[2:], stdout, stderr, environ)
+	case "measure":
+		return cmdMeasure(ctx, args[1:], stdout, stderr, environ)
+	case "demo":
+		return cmdDemo(ctx, args[1:], stdout, stderr, environ)
+	case "demo-origin":
+		return cmdDemoOrigin(ctx, args[1:], stdout, stderr, environ)
+	case "healthcheck":
+		return cmdHealthcheck(ctx, args[1:], stdout, stderr, environ)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "ssatd %s\n", version)
 		return 0

@@ -184,7 +184,7 @@ func (g *gateWriter) decide(status int) {
 		return
 	}
 	c := negotiate(hints[0], st.ae)
-	if c != choiceNone && (h.Get("Content-Encoding") != "" || bodiless(g.method, status, h.Get("Content-Length"))) {
+	if c != choiceNone && (h.Get("Content-Encoding") != "" || skip(g.method, status, h)) {
 		c = choiceNone
 	}
 	if c == choiceGzip && !st.viaGzip {

@@ -161,6 +161,7 @@ func TestSkipRules(t *testing.T) {
 		{"304", "GET", 304, nil, true},
 		{"already encoded", "GET", 200, map[string]string{"Content-Encoding": "gzip"}, true},
 		{"declared empty", "GET", 200, map[string]string{"Content-Length": "0"}, true},
+		{"range response bypasses encoding", "GET", 206, map[string]string{"Content-Range": "bytes 0-35/100"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

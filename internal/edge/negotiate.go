@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"net/http"
 	"strings"
 
 	"github.com/ssatd/ssatd/internal/compress"
@@ -55,9 +56,13 @@ func negotiate(hint string, ae compress.AcceptEncoding) choice {
 	return choiceNone
 }
 
-// bodiless reports responses the edge never compresses whatever the hint:
-// HEAD, 1xx, 204 and 304 have no body to compress (RFC 9110 §6.4.1), and a
-// declared empty body has nothing to gain.
-func bodiless(method string, status int, contentLength string) bool {
-	return method == "HEAD" || status < 200 || status == 204 || status == 304 || strings.TrimSpace(contentLength) == "0"
+// skip reports responses the edge never compresses whatever the hint:
+// HEAD, 1xx, 204 and 304 have no body to compress (RFC 9110 §6.4.1), a
+// declared empty body has nothing to gain, and a 206 part is a range of the
+// identity representation (RFC 9110 §14.2): compressing it would produce
+// something no client can reassemble.
+func skip(method string, status int, h http.Header) bool {
+	return method == http.MethodHead || status < 200 || status == http.StatusNoContent ||
+		status == http.StatusNotModified || status == http.StatusPartialContent ||
+		h.Get("Content-Range") != "" || strings.TrimSpace(h.Get("Content-Length")) == "0"
 }

@@ -18,6 +18,7 @@ const (
 	routePipeline    route = "pipeline"
 	routeError       route = "error"
 	routeRejected    route = "rejected"
+	routeBundle      route = "bundle"
 )
 
 // classify decides the route from status and headers alone, before any

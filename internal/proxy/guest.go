@@ -61,6 +61,8 @@ type Guest struct {
 	auctionEnabled bool
 	auctionTimeout time.Duration
 	provider       auction.Provider
+	bundle         []byte
+	bundleHash     string
 	bundleTag      []byte
 	codecOpts      compress.Options
 	offload        bool   // offload is enabled and delivery compression available (§5.3, §5.5)
@@ -127,7 +129,9 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		}
 	}
 	sum := sha256.Sum256(o.Bundle)
-	g.bundleTag = rewrite.BundleTag(hex.EncodeToString(sum[:]))
+	g.bundle = o.Bundle
+	g.bundleHash = hex.EncodeToString(sum[:])
+	g.bundleTag = rewrite.BundleTag(g.bundleHash)
 	g.provider = o.Provider
 	if g.provider == nil {
 		g.provider = providerFromConfig(cfg)
@@ -234,6 +238,12 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.route, x.status, x.reason = routeRejected, http.StatusMethodNotAllowed, "connect_refused"
 		w.Header().Set("Allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
 		http.Error(w, "CONNECT is not supported", http.StatusMethodNotAllowed)
+		g.logExchange(r, x)
+		return
+	}
+	if isBundleRequest(r) {
+		x.route, x.status = routeBundle, http.StatusOK
+		g.serveBundle(w, r)
 		g.logExchange(r, x)
 		return
 	}
