@@ -36,11 +36,23 @@ type Options struct {
 	// flushed to the client while it waits.
 	BodyEnd    func() []byte
 	BeforeWait func() error
+
+	// MaxTokenBytes bounds the memory the tokenizer may hold for a single
+	// token (a huge inline script, an unterminated comment). From the first
+	// token larger than this on, the rest of the page is copied through
+	// unchanged, and BodyEnd runs at its end. 0 means DefaultMaxTokenBytes.
+	MaxTokenBytes int
 }
+
+// DefaultMaxTokenBytes is three times the largest token of the 65 corpus
+// pages (an inline script of 635 KB). The tokenizer's buffer may grow to
+// twice this while reading such a token.
+const DefaultMaxTokenBytes = 2 << 20
 
 // Stats describe what one rewrite did.
 type Stats struct {
 	HeadFound     bool  // a <head> start tag was found and HeadPrepend written
+	Oversize      bool  // a token exceeded MaxTokenBytes; the rest was copied as is
 	BodyEndFound  bool  // a </body> end tag was found
 	URLsRewritten int   // attribute values changed
 	InBytes       int64 // bytes consumed from the source
@@ -78,6 +90,11 @@ func Rewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
 		ohB: []byte(opts.OriginHost),
 	}
 	z := html.NewTokenizer(cr)
+	maxTok := opts.MaxTokenBytes
+	if maxTok <= 0 {
+		maxTok = DefaultMaxTokenBytes
+	}
+	z.SetMaxBuf(maxTok)
 	bodyEndDone := opts.BodyEnd == nil
 	for rw.err == nil {
 		tt := z.Next()
@@ -88,6 +105,9 @@ func Rewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
 			// token's raw bytes; it is still page content.
 			rw.write(raw)
 			err := z.Err()
+			if err == html.ErrBufferExceeded {
+				err = rw.copyRest(z.Buffered(), cr)
+			}
 			rw.stats.InBytes = cr.n
 			if err != io.EOF {
 				return rw.stats, err
@@ -111,6 +131,22 @@ func Rewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
 	}
 	rw.stats.InBytes = cr.n
 	return rw.stats, rw.err
+}
+
+// copyRest copies the page's remaining bytes unchanged after a token too
+// large to hold. It returns io.EOF when the source ended cleanly.
+func (rw *rewriter) copyRest(buffered []byte, src io.Reader) error {
+	rw.stats.Oversize = true
+	rw.write(buffered)
+	buf := make([]byte, 32<<10)
+	for rw.err == nil {
+		n, err := src.Read(buf)
+		rw.write(buf[:n])
+		if err != nil {
+			return err
+		}
+	}
+	return io.EOF
 }
 
 func (rw *rewriter) write(p []byte) {

@@ -270,3 +270,43 @@ func TestOutputParses(t *testing.T) {
 }
 
 func newRand(seed int64) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 7)) }
+
+// Tokens larger than MaxTokenBytes do not grow memory without bound: the
+// rest of the page is copied through unchanged, whatever the input splits.
+func TestOversizeTokenCopiedThrough(t *testing.T) {
+	cases := map[string]string{
+		"unterminated script":  "<html><head></head><body><script>" + strings.Repeat("x", 5000),
+		"unterminated comment": "<head><!--" + strings.Repeat("y", 5000) + `<a href="//origin.pub.example/">`,
+		"huge attribute":       `<head><a title="` + strings.Repeat("z", 5000) + `" href="//origin.pub.example/">x</a></body>`,
+		"huge text":            "<head>" + strings.Repeat("t", 5000) + "</body>",
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := testOpts()
+			o.MaxTokenBytes = 1024
+			o.HeadPrepend = []byte("[H]")
+			o.BodyEnd = func() []byte { return []byte("[B]") }
+			var want bytes.Buffer
+			st, err := Rewrite(&want, strings.NewReader(in), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !st.Oversize {
+				t.Fatal("oversize token not detected")
+			}
+			got := strings.Replace(strings.Replace(want.String(), "[H]", "", 1), "[B]", "", 1)
+			if got != in {
+				t.Fatalf("output is not the input plus injections:\n%q", want.String())
+			}
+			for k := 0; k < 20; k++ {
+				var out bytes.Buffer
+				if _, err := Rewrite(&out, &randomChunks{s: in, rng: newRand(int64(k))}, o); err != nil {
+					t.Fatal(err)
+				}
+				if out.String() != want.String() {
+					t.Fatalf("split run %d differs", k)
+				}
+			}
+		})
+	}
+}
