@@ -19,6 +19,7 @@ import (
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/edge"
 	"github.com/ssatd/ssatd/internal/proxy"
+	"github.com/ssatd/ssatd/internal/server"
 )
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
@@ -118,16 +119,21 @@ func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
 // platform the edge compresses hinted responses in-process (§5.4); with
 // "external" a CDN in front does, and with "unavailable" nothing is hinted.
 func clientHandler(cfg *config.Config, g *proxy.Guest) (http.Handler, error) {
-	if cfg.Platform.DeliveryCompression != config.DeliveryCompressionBuiltin {
-		return g, nil
+	var h http.Handler = g
+	if cfg.Platform.DeliveryCompression == config.DeliveryCompressionBuiltin {
+		dc := cfg.Delivery
+		e, err := edge.New(g, edge.Options{
+			GzipLevel:     dc.GzipLevel,
+			BrotliQuality: dc.BrotliQuality,
+			MinSize:       dc.MinSize,
+			Zstd:          dc.Zstd,
+		})
+		if err != nil {
+			return nil, err
+		}
+		h = e
 	}
-	dc := cfg.Delivery
-	return edge.New(g, edge.Options{
-		GzipLevel:     dc.GzipLevel,
-		BrotliQuality: dc.BrotliQuality,
-		MinSize:       dc.MinSize,
-		Zstd:          dc.Zstd,
-	})
+	return server.WriteDeadline(h, cfg.Server.WriteTimeout.Duration), nil
 }
 
 func (d *daemon) adminRoutes() http.Handler {

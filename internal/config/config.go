@@ -46,6 +46,7 @@ type ServerConfig struct {
 	ReadHeaderTimeout Duration `toml:"read_header_timeout" env:"READ_HEADER_TIMEOUT"`
 	ReadTimeout       Duration `toml:"read_timeout" env:"READ_TIMEOUT"`
 	IdleTimeout       Duration `toml:"idle_timeout" env:"IDLE_TIMEOUT"`
+	WriteTimeout      Duration `toml:"write_timeout" env:"WRITE_TIMEOUT"`
 	MaxHeaderBytes    int      `toml:"max_header_bytes" env:"MAX_HEADER_BYTES"`
 
 	// TrustedPrefixes is TrustedProxies parsed by Validate; bare IPs become
@@ -223,6 +224,7 @@ func Defaults() *Config {
 			ReadHeaderTimeout: Duration{10 * time.Second},
 			ReadTimeout:       Duration{30 * time.Second},
 			IdleTimeout:       Duration{120 * time.Second},
+			WriteTimeout:      Duration{30 * time.Second},
 			MaxHeaderBytes:    64 << 10,
 		},
 		Publisher: PublisherConfig{

@@ -63,6 +63,7 @@ func (c *Config) validateServer(p *problems) {
 	checkPositiveDuration(p, "server.read_header_timeout", s.ReadHeaderTimeout)
 	checkPositiveDuration(p, "server.read_timeout", s.ReadTimeout)
 	checkPositiveDuration(p, "server.idle_timeout", s.IdleTimeout)
+	checkPositiveDuration(p, "server.write_timeout", s.WriteTimeout)
 	if s.MaxHeaderBytes <= 0 {
 		p.addf("server.max_header_bytes", "must be positive, got %d", s.MaxHeaderBytes)
 	}
