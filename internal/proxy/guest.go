@@ -183,6 +183,14 @@ func newOriginTransport(cfg *config.Config) *http.Transport {
 	}
 }
 
+// Close releases the guest's idle origin connections. In-flight requests
+// are not affected; call it after the server has shut down.
+func (g *Guest) Close() {
+	if t, ok := g.rp.Transport.(interface{ CloseIdleConnections() }); ok {
+		t.CloseIdleConnections()
+	}
+}
+
 // Metrics returns the guest's counters.
 func (g *Guest) Metrics() *Metrics { return g.metrics }
 
@@ -238,6 +246,18 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.route, x.status, x.reason = routeRejected, http.StatusMethodNotAllowed, "connect_refused"
 		w.Header().Set("Allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
 		http.Error(w, "CONNECT is not supported", http.StatusMethodNotAllowed)
+		g.logExchange(r, x)
+		return
+	}
+	if len(r.TransferEncoding) > 0 {
+		// A request body delimited by Transfer-Encoding is refused (RFC 9112
+		// §6.3 allows 411): net/http silently drops a Content-Length sent
+		// alongside it, and a front proxy that honoured that Content-Length
+		// would frame the stream differently (request smuggling). Browsers
+		// and form posts send Content-Length.
+		x.route, x.status, x.reason = routeRejected, http.StatusLengthRequired, "request_transfer_encoding"
+		w.Header().Set("Connection", "close")
+		http.Error(w, "411 Length Required: request bodies must carry a Content-Length", http.StatusLengthRequired)
 		g.logExchange(r, x)
 		return
 	}

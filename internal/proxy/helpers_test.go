@@ -74,6 +74,7 @@ func newEnv(t *testing.T, h http.Handler, mutate ...func(*config.Config)) *env {
 		t.Fatal(err)
 	}
 	e.guest = g
+	t.Cleanup(g.Close)
 	// The whole data path, as the daemon builds it: client → edge → guest.
 	var front http.Handler = g
 	if cfg.Platform.DeliveryCompression == config.DeliveryCompressionBuiltin {
