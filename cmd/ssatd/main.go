@@ -19,7 +19,8 @@ const usage = `usage: ssatd <command> [flags]
 commands:
   serve -config FILE          run the daemon (SSATD_CONFIG may name the file)
   config check -config FILE   validate a configuration and print the effective one
-  measure -pages DIR ...       measure what compression costs in the guest (see README)
+  measure -pages DIR | -url URL | -proxy URL -url PATH
+                              measure what compression costs (see docs/measuring.md)
   demo                        run a demo origin and two proxies (mirror, offload) locally
   demo-origin                 run the demo origin alone
   healthcheck                 probe a running daemon's /healthz (for container health checks)

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
+
+	"github.com/ssatd/ssatd/internal/measure"
 )
 
-// cmdMeasure is being built (issue 4).
+// cmdMeasure is `ssatd measure` (docs/measuring.md): what compression costs
+// the guest per page, offline (-pages), against live origins (-url) or
+// against a running daemon (-proxy).
 func cmdMeasure(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
-	fmt.Fprintln(stderr, "ssatd measure: not available in this build yet")
-	return 2
+	return measure.Main(ctx, args, stdout, stderr, environ)
 }

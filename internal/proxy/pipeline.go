@@ -121,6 +121,9 @@ type pipeline struct {
 	coding compress.Coding
 	pw     *io.PipeWriter
 	sent   *countWriter
+	// offline pipelines (Transform) have no client waiting: no latency
+	// flushes, so their output and CPU time do not depend on timing.
+	offline bool
 	// With diagnostics on, trailer gets the figures known at the end. It
 	// is written only after ReverseProxy's first body read (started), by
 	// which time ReverseProxy has finished reading the trailer's keys.
@@ -139,7 +142,11 @@ func (p *pipeline) open(dst io.Writer) error {
 		return err
 	}
 	p.enc = enc
-	p.front = newLatencyWriter(bufio.NewWriterSize(enc, rewriteBufSize), enc, p.out, p.g.flushLatency)
+	latency := p.g.flushLatency
+	if p.offline {
+		latency = 0
+	}
+	p.front = newLatencyWriter(bufio.NewWriterSize(enc, rewriteBufSize), enc, p.out, latency)
 	return nil
 }
 
@@ -285,7 +292,9 @@ func (lw *latencyWriter) Write(p []byte) (int, error) {
 	}
 	if !lw.dirty {
 		lw.dirty = true
-		lw.timer.Reset(lw.latency)
+		if lw.latency > 0 {
+			lw.timer.Reset(lw.latency)
+		}
 	}
 	return n, nil
 }

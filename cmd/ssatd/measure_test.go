@@ -1,0 +1,402 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ssatd/ssatd/internal/bundle"
+	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/edge"
+	"github.com/ssatd/ssatd/internal/measure"
+	"github.com/ssatd/ssatd/internal/proxy"
+)
+
+const measureDomain = "www.pub.example"
+
+// measurePage is a small article naming host in its links.
+func measurePage(host string, extra string) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, `<!DOCTYPE html><html><head><meta charset="utf-8"><title>m</title><link rel="stylesheet" href="//%s/s.css"></head><body>`, host)
+	for i := range 20 {
+		fmt.Fprintf(&b, `<p>paragraph %d <a href="http://%s/a/%d">link</a></p>`+"\n", i, host, i)
+	}
+	b.WriteString(extra)
+	b.WriteString(`<div id="top"></div></body></html>`)
+	return []byte(b.String())
+}
+
+// measureEncode encodes page as an origin would.
+func measureEncode(t *testing.T, c compress.Coding, page []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := compress.NewWriter(c, &buf, compress.Options{GzipLevel: 6, BrotliQuality: 5, BrotliWindow: 22})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(page); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// measureOrigin serves body() in the coding choose picks from the request's
+// Accept-Encoding.
+func measureOrigin(t *testing.T, body func() []byte, choose func(ae string) compress.Coding) *httptest.Server {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := choose(r.Header.Get("Accept-Encoding"))
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Vary", "Accept-Encoding")
+		if c != compress.Identity {
+			w.Header().Set("Content-Encoding", string(c))
+		}
+		_, _ = w.Write(measureEncode(t, c, body()))
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// negotiate is what a well-behaved origin does.
+func negotiate(ae string) compress.Coding {
+	switch {
+	case strings.Contains(ae, "br"):
+		return compress.Brotli
+	case strings.Contains(ae, "gzip"):
+		return compress.Gzip
+	case strings.Contains(ae, "deflate"):
+		return compress.Deflate
+	}
+	return compress.Identity
+}
+
+func measureRun(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), append([]string{"measure"}, args...), &stdout, &stderr, nil)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestMeasureUsage(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		wantErr string
+	}{
+		{"no form", nil, 2, "exactly one of"},
+		{"two forms", []string{"-pages", dir, "-url", "http://x/"}, 2, "exactly one of"},
+		{"bad format", []string{"-pages", dir, "-format", "xml"}, 2, "-format"},
+		{"zero runs", []string{"-pages", dir, "-runs", "0"}, 2, "-runs"},
+		{"bad origin level", []string{"-pages", dir, "-origin-gzip-level", "12"}, 2, "-origin-gzip-level"},
+		{"proxy without path", []string{"-proxy", "http://127.0.0.1:1"}, 2, "-proxy needs exactly one -url"},
+		{"chart with proxy", []string{"-proxy", "http://127.0.0.1:1", "-url", "/", "-chart", "x.svg"}, 2, "-chart"},
+		{"unknown flag", []string{"-bogus"}, 2, "bogus"},
+		{"empty folder", []string{"-pages", dir}, 1, "no *.html pages"},
+		{"missing config", []string{"-pages", dir, "-config", filepath.Join(dir, "none.toml")}, 1, "none.toml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := measureRun(t, tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.wantErr) {
+				t.Fatalf("exit %d (want %d), stderr:\n%s", code, tt.code, stderr)
+			}
+		})
+	}
+}
+
+// -config supplies the slots: a page no slot matches is measured without
+// the SSAT injection and said to be so.
+func TestMeasurePagesWithConfig(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "p.html"), measurePage("origin.pub.example", ""), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, pattern string
+		eligible      bool
+	}{
+		{"slot matches", "/*.html", true},
+		{"no slot matches", "/news/**", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := filepath.Join(t.TempDir(), "c.toml")
+			toml := fmt.Sprintf(`[publisher]
+domain = %q
+origin_url = "https://origin.pub.example"
+[auction]
+enabled = true
+[[creative_opportunities.slot]]
+id = "top"
+page_patterns = [%q]
+`, measureDomain, tt.pattern)
+			if err := os.WriteFile(cfg, []byte(toml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := measureRun(t, "-pages", dir, "-config", cfg, "-runs", "1", "-format", "json")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var rep measure.Report
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Pages) != 1 || rep.Pages[0].Eligible != tt.eligible || rep.Settings.Config != cfg {
+				t.Fatalf("pages %+v settings %+v", rep.Pages, rep.Settings)
+			}
+			if noted := strings.Contains(stderr, "not SSAT-eligible"); noted == tt.eligible {
+				t.Fatalf("eligibility note %v, eligible %v: %s", noted, tt.eligible, stderr)
+			}
+		})
+	}
+}
+
+// -url against live origins: the codings each one returns are reported as
+// returned, an origin that ignores identity is reported (not hidden), and a
+// dynamic page is reported with the size of the difference.
+func TestMeasureURL(t *testing.T) {
+	var counter atomic.Int64
+	tests := []struct {
+		name             string
+		body             func(host string) func() []byte
+		choose           func(string) compress.Coding
+		wantCE           map[string]string
+		identityHonoured bool
+		dynamic          bool
+	}{
+		{
+			name:             "negotiating origin",
+			body:             func(h string) func() []byte { return func() []byte { return measurePage(h, "") } },
+			choose:           negotiate,
+			wantCE:           map[string]string{"identity": "identity", "gzip": "gzip", "br": "br"},
+			identityHonoured: true,
+		},
+		{
+			name:             "origin ignores identity",
+			body:             func(h string) func() []byte { return func() []byte { return measurePage(h, "") } },
+			choose:           func(string) compress.Coding { return compress.Gzip },
+			wantCE:           map[string]string{"identity": "gzip", "gzip": "gzip", "br": "gzip"},
+			identityHonoured: false,
+		},
+		{
+			name: "dynamic page",
+			body: func(h string) func() []byte {
+				return func() []byte { return measurePage(h, fmt.Sprintf("<p>request %06d</p>", counter.Add(1))) }
+			},
+			choose:           negotiate,
+			wantCE:           map[string]string{"identity": "identity", "gzip": "gzip", "br": "br"},
+			identityHonoured: true,
+			dynamic:          true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var host string
+			body := func() []byte { return tt.body(host)() }
+			origin := measureOrigin(t, body, tt.choose)
+			host = strings.TrimPrefix(origin.URL, "http://")
+			url := origin.URL + "/news/story.html"
+
+			code, stdout, stderr := measureRun(t, "-url", url, "-runs", "1", "-format", "json")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var rep measure.Report
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Fetches) != 1 || len(rep.Pages) != 1 {
+				t.Fatalf("fetches %d pages %d", len(rep.Fetches), len(rep.Pages))
+			}
+			f := rep.Fetches[0]
+			if f.IdentityHonoured != tt.identityHonoured || len(f.Responses) != 3 {
+				t.Fatalf("fetch %+v", f)
+			}
+			var identitySize int64
+			for _, r := range f.Responses {
+				if r.ContentEncoding != tt.wantCE[r.AcceptEncoding] || r.Status != 200 || r.Error != "" {
+					t.Errorf("asked %s: got %+v", r.AcceptEncoding, r)
+				}
+				if r.TransferBytes <= 0 || r.DecodedBytes <= 0 || r.TotalMS <= 0 || r.TTFBMS <= 0 || r.TTFBMS > r.TotalMS {
+					t.Errorf("asked %s: sizes or times %+v", r.AcceptEncoding, r)
+				}
+				if r.AcceptEncoding == "identity" {
+					identitySize = r.TransferBytes
+				}
+				if r.ContentEncoding != "identity" && r.TransferBytes >= r.DecodedBytes {
+					t.Errorf("asked %s: compressed transfer %d not smaller than decoded %d", r.AcceptEncoding, r.TransferBytes, r.DecodedBytes)
+				}
+				sameWanted := !tt.dynamic || r.AcceptEncoding == "identity"
+				if r.SameAsIdentity != sameWanted || (r.DifferingBytes > 0) == sameWanted {
+					t.Errorf("asked %s: same %v differing %d", r.AcceptEncoding, r.SameAsIdentity, r.DifferingBytes)
+				}
+				if tt.dynamic && !sameWanted && r.DifferingBytes > 6 {
+					t.Errorf("asked %s: %d bytes differ, want at most the 6 digits of the counter", r.AcceptEncoding, r.DifferingBytes)
+				}
+			}
+			p := rep.Pages[0]
+			if !p.Eligible || !rep.Summary.AllEquivalent || p.Path != "/news/story.html" || p.IdentityBytes != f.Responses[0].DecodedBytes {
+				t.Errorf("guest modes on the fetched page: %+v", p)
+			}
+			if tt.identityHonoured && identitySize != p.IdentityBytes {
+				t.Errorf("identity transfer %d, page %d", identitySize, p.IdentityBytes)
+			}
+			// The origin's own links were rewritten to the client-facing
+			// host: the guest was set up for this origin.
+			if p.Modes[measure.ModeIdentity].OutBytes <= p.IdentityBytes {
+				t.Errorf("identity output %d bytes for a %d-byte page", p.Modes[measure.ModeIdentity].OutBytes, p.IdentityBytes)
+			}
+
+			// The table says so in words.
+			code, table, _ := measureRun(t, "-url", url, "-runs", "1")
+			if code != 0 {
+				t.Fatalf("table: exit %d", code)
+			}
+			ignored := strings.Contains(table, "ignored Accept-Encoding: identity and sent gzip")
+			if ignored == tt.identityHonoured {
+				t.Errorf("identity note present %v, origin honoured identity %v:\n%s", ignored, tt.identityHonoured, table)
+			}
+			if tt.dynamic && !strings.Contains(table, "bytes differ") {
+				t.Errorf("table does not report the difference:\n%s", table)
+			}
+		})
+	}
+}
+
+func TestMeasureURLUnreachable(t *testing.T) {
+	s := httptest.NewServer(http.NotFoundHandler())
+	url := s.URL + "/"
+	s.Close()
+	code, _, stderr := measureRun(t, "-url", url, "-runs", "1", "-format", "json", "-timeout", "2s")
+	if code != 1 || !strings.Contains(stderr, url) {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+}
+
+// measureDaemon is the daemon's client-facing handler (edge in front of the
+// guest) for origin, served over loopback.
+func measureDaemon(t *testing.T, originURL string, mutate func(*config.Config)) *httptest.Server {
+	t.Helper()
+	c := config.Defaults()
+	c.Publisher.Domain = measureDomain
+	c.Publisher.OriginURL = originURL
+	c.Auction.Enabled = true
+	c.CreativeOpportunities.Slots = []config.Slot{{ID: "top", PagePatterns: []string{"/**"}}}
+	mutate(c)
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	g, err := proxy.New(c, proxy.Options{Bundle: bundle.JS()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := edge.New(g, edge.Options{GzipLevel: c.Delivery.GzipLevel, BrotliQuality: c.Delivery.BrotliQuality})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// -proxy against a real daemon handler: both modes and both client codings
+// are reported with the codings the daemon used.
+func TestMeasureProxy(t *testing.T) {
+	var host string
+	origin := measureOrigin(t, func() []byte { return measurePage(host, "") }, negotiate)
+	host = strings.TrimPrefix(origin.URL, "http://")
+	front := measureDaemon(t, origin.URL, func(c *config.Config) {
+		c.Debug.DiagnosticsHeaders = true
+		c.Debug.AllowModeOverride = true
+	})
+	code, stdout, stderr := measureRun(t, "-proxy", front.URL, "-url", "/news/a.html?x=1", "-host", measureDomain, "-runs", "2", "-format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct{ Daemon measure.DaemonReport }
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	type key struct{ mode, ae string }
+	want := map[key]struct{ diag, output, delivery, delivered string }{
+		{"identity", "br"}:   {"offload", "identity", "builtin", "br"},
+		{"identity", "gzip"}: {"offload", "identity", "builtin", "gzip"},
+		{"mirror", "br"}:     {"mirror", "br", "in-guest", "br"},
+		{"mirror", "gzip"}:   {"mirror", "gzip", "in-guest", "gzip"},
+	}
+	rep := doc.Daemon
+	if len(rep.Results) != len(want) || len(rep.Problems) != 0 {
+		t.Fatalf("results %+v problems %q", rep.Results, rep.Problems)
+	}
+	var decoded int64
+	for _, r := range rep.Results {
+		w, ok := want[key{r.Mode, r.AcceptEncoding}]
+		if !ok {
+			t.Errorf("unexpected result %+v", r)
+			continue
+		}
+		delete(want, key{r.Mode, r.AcceptEncoding})
+		if r.Status != 200 || r.DiagMode != w.diag || r.OutputCoding != w.output || r.Delivery != w.delivery || r.DeliveredCoding != w.delivered {
+			t.Errorf("%s/%s: %+v, want %+v", r.Mode, r.AcceptEncoding, r, w)
+		}
+		if r.Mode == "identity" && r.OriginAE != "identity" {
+			t.Errorf("%s/%s: origin asked %q", r.Mode, r.AcceptEncoding, r.OriginAE)
+		}
+		if r.Mode == "mirror" && r.OriginCoding != r.AcceptEncoding {
+			t.Errorf("%s/%s: origin coding %q", r.Mode, r.AcceptEncoding, r.OriginCoding)
+		}
+		if r.ProcessingMS <= 0 || r.TotalMS <= 0 || r.TTFBMS <= 0 || r.DeliveredBytes <= 0 || r.DeliveredBytes >= r.DecodedBytes {
+			t.Errorf("%s/%s: times or sizes %+v", r.Mode, r.AcceptEncoding, r)
+		}
+		if r.ProcessedBytes != r.DecodedBytes || !r.SameAsFirst {
+			t.Errorf("%s/%s: processed %d, decoded %d, same %v", r.Mode, r.AcceptEncoding, r.ProcessedBytes, r.DecodedBytes, r.SameAsFirst)
+		}
+		decoded = r.DecodedBytes
+	}
+	if decoded <= int64(len(measurePage(host, ""))) {
+		t.Errorf("decoded page %d bytes: the SSAT injection did not run", decoded)
+	}
+
+	code, table, _ := measureRun(t, "-proxy", front.URL, "-url", "/news/a.html", "-runs", "1")
+	if code != 0 || !strings.Contains(table, "offload") || !strings.Contains(table, "in-guest") {
+		t.Fatalf("table (exit %d):\n%s", code, table)
+	}
+}
+
+// A daemon without the diagnostics or the override is not measured
+// silently: the command says which settings must be on.
+func TestMeasureProxyNeedsDebugSettings(t *testing.T) {
+	origin := measureOrigin(t, func() []byte { return measurePage("x.example", "") }, negotiate)
+	tests := []struct {
+		name    string
+		mutate  func(*config.Config)
+		wantErr string
+	}{
+		{"no diagnostics", func(c *config.Config) {}, "no X-Ssatd-Compression-Mode header"},
+		{"no override", func(c *config.Config) { c.Debug.DiagnosticsHeaders = true }, "the override was ignored"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			front := measureDaemon(t, origin.URL, tt.mutate)
+			code, _, stderr := measureRun(t, "-proxy", front.URL, "-url", "/", "-runs", "1")
+			if code != 1 || !strings.Contains(stderr, tt.wantErr) ||
+				!strings.Contains(stderr, "debug.diagnostics_headers = true") || !strings.Contains(stderr, "debug.allow_mode_override = true") {
+				t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+			}
+		})
+	}
+}

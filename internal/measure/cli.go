@@ -1,0 +1,301 @@
+package measure
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/ssatd/ssatd/internal/config"
+)
+
+const usage = `usage:
+  ssatd measure -pages DIR [-config FILE] [-runs 5] [-format table|json|csv] [-out FILE]
+                [-chart FILE.svg] [-origin-gzip-level 6] [-origin-brotli-quality 5]
+  ssatd measure -url URL [-url URL ...] [same flags]           live origins
+  ssatd measure -proxy URL -url PATH [-host HOST] [-runs 5] [-format ...] [-out FILE]
+                                                               a running daemon
+
+See docs/measuring.md.
+
+flags:
+`
+
+// urlList is a repeatable -url flag.
+type urlList []string
+
+func (u *urlList) String() string     { return strings.Join(*u, ",") }
+func (u *urlList) Set(v string) error { *u = append(*u, v); return nil }
+
+// Main is the `ssatd measure` command: 0 when every output is equivalent,
+// 1 when one is not (or the measurement failed), 2 for bad usage.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
+	fs := flag.NewFlagSet("measure", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	var (
+		pages, cfgPath, format, outPath, chartPath, proxyURL, host string
+		runs, gzipLevel, brQuality                                 int
+		timeout                                                    time.Duration
+		urls                                                       urlList
+	)
+	fs.StringVar(&pages, "pages", "", "measure every *.html page of this folder")
+	fs.Var(&urls, "url", "a live origin URL to fetch and measure (repeatable); with -proxy, the page path to request")
+	fs.StringVar(&proxyURL, "proxy", "", "measure a running daemon at this base URL (needs its diagnostics headers and mode override on)")
+	fs.StringVar(&host, "host", "", "with -proxy: the Host header to send (default: publisher.domain of -config, else the proxy's host)")
+	fs.StringVar(&cfgPath, "config", "", "guest configuration (slots, auction, compression, delivery levels); default: one slot on every path, empty bids")
+	fs.IntVar(&runs, "runs", 5, "timed runs per mode (median reported), after one warm-up run")
+	fs.StringVar(&format, "format", "table", "output format: table, json or csv")
+	fs.StringVar(&outPath, "out", "", "write the report to this file instead of stdout")
+	fs.StringVar(&chartPath, "chart", "", "also write an SVG bar chart (guest CPU per mode, bytes per page) to this file")
+	fs.IntVar(&gzipLevel, "origin-gzip-level", 6, "gzip and deflate level of the simulated origin")
+	fs.IntVar(&brQuality, "origin-brotli-quality", 5, "br quality of the simulated origin (window 22)")
+	fs.DurationVar(&timeout, "timeout", 60*time.Second, "timeout of each HTTP request (-url, -proxy)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "ssatd measure: "+format+"\n\n", a...)
+		fs.Usage()
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected arguments %q", fs.Args())
+	}
+	switch format {
+	case "table", "json", "csv":
+	default:
+		return bad("-format must be table, json or csv, not %q", format)
+	}
+	if runs < 1 {
+		return bad("-runs must be at least 1")
+	}
+	if gzipLevel < 1 || gzipLevel > 9 {
+		return bad("-origin-gzip-level must be 1..9")
+	}
+	if brQuality < 0 || brQuality > 11 {
+		return bad("-origin-brotli-quality must be 0..11")
+	}
+	forms := 0
+	for _, set := range []bool{pages != "", proxyURL != "", len(urls) > 0 && proxyURL == ""} {
+		if set {
+			forms++
+		}
+	}
+	if forms != 1 {
+		return bad("give exactly one of -pages DIR, -url URL, or -proxy URL -url PATH")
+	}
+	if proxyURL != "" && len(urls) != 1 {
+		return bad("-proxy needs exactly one -url PATH")
+	}
+	if proxyURL != "" && chartPath != "" {
+		return bad("-chart goes with -pages or -url")
+	}
+
+	var cfg *config.Config
+	if cfgPath != "" {
+		c, err := config.Load(cfgPath, environ)
+		if err != nil {
+			fmt.Fprintf(stderr, "ssatd measure: %s: %v\n", cfgPath, err)
+			return 1
+		}
+		cfg = c
+	}
+	client := newClient(timeout)
+
+	if proxyURL != "" {
+		if host == "" && cfg != nil {
+			host = cfg.Publisher.Domain
+		}
+		rep, err := Daemon(ctx, client, proxyURL, urls[0], host, runs)
+		if err != nil {
+			fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+			return 1
+		}
+		if err := emit(stdout, outPath, func(w io.Writer) error {
+			switch format {
+			case "json":
+				return rep.WriteJSON(w)
+			case "csv":
+				return rep.WriteCSV(w)
+			}
+			return rep.WriteTable(w)
+		}); err != nil {
+			fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+			return 1
+		}
+		if len(rep.Problems) > 0 {
+			for _, p := range rep.Problems {
+				fmt.Fprintf(stderr, "ssatd measure: %s\n", p)
+			}
+			return 1
+		}
+		return 0
+	}
+
+	opts := Options{Runs: runs, OriginGzipLevel: gzipLevel, OriginBrotliQuality: brQuality, Config: cfg}
+	rep := &Report{Settings: settings(opts, cfgPath)}
+	var input []Page
+	code := 0
+	if pages != "" {
+		var err error
+		input, err = readPages(pages)
+		if err != nil {
+			fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+			return 1
+		}
+	} else {
+		limit := int64(64 << 20)
+		if cfg != nil {
+			limit = cfg.Publisher.MaxDecodedBodyBytes
+		}
+		for _, u := range urls {
+			f, body := FetchURL(ctx, client, u, limit)
+			rep.Fetches = append(rep.Fetches, f)
+			if body == nil {
+				fmt.Fprintf(stderr, "ssatd measure: %s: %s\n", u, f.Error)
+				code = 1
+				continue
+			}
+			if !f.IdentityHonoured {
+				fmt.Fprintf(stderr, "ssatd measure: note: %s ignored Accept-Encoding: identity\n", u)
+			}
+			p, err := pageFromURL(u, body)
+			if err != nil {
+				fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+				code = 1
+				continue
+			}
+			input = append(input, p)
+		}
+	}
+
+	progress, done := progressFor(stderr, len(input))
+	results, err := Pages(ctx, input, opts, progress)
+	done()
+	if err != nil {
+		fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+		return 1
+	}
+	rep.Pages = results
+	rep.Summary = Summarize(results)
+	if err := emit(stdout, outPath, func(w io.Writer) error {
+		switch format {
+		case "json":
+			return rep.WriteJSON(w)
+		case "csv":
+			return rep.WriteCSV(w)
+		}
+		return rep.WriteTable(w)
+	}); err != nil {
+		fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+		return 1
+	}
+	if chartPath != "" {
+		if err := emit(nil, chartPath, rep.WriteChart); err != nil {
+			fmt.Fprintf(stderr, "ssatd measure: chart: %v\n", err)
+			return 1
+		}
+	}
+	for _, p := range results {
+		if !p.Eligible && len(p.Modes) > 0 {
+			fmt.Fprintf(stderr, "ssatd measure: note: %s was not SSAT-eligible (no slot matches %s?)\n", p.Name, p.Path)
+		}
+	}
+	if !rep.Summary.AllEquivalent {
+		for _, f := range rep.Summary.Failures {
+			fmt.Fprintf(stderr, "ssatd measure: NOT EQUIVALENT: %s\n", f)
+		}
+		return 1
+	}
+	if format != "table" || outPath != "" {
+		fmt.Fprintln(stderr, rep.Summary.SummaryLine())
+	}
+	return code
+}
+
+func settings(o Options, cfgPath string) Settings {
+	c := o.Config
+	name := cfgPath
+	if c == nil {
+		c = config.Defaults()
+		name = "default"
+	}
+	return Settings{
+		Runs: o.Runs, CPUClock: cpuClock,
+		OriginGzipLevel: o.OriginGzipLevel, OriginBrotliQuality: o.OriginBrotliQuality, OriginBrotliWindow: 22,
+		GuestGzipLevel: c.Compression.GzipLevel, GuestBrotliQuality: c.Compression.BrotliQuality,
+		DeliveryGzipLevel: c.Delivery.GzipLevel, DeliveryBrQuality: c.Delivery.BrotliQuality,
+		Config: name,
+	}
+}
+
+// readPages reads every *.html of dir, sorted by name.
+func readPages(dir string) ([]Page, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.html"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: %w", dir, errNoPages)
+	}
+	sort.Strings(files)
+	pages := make([]Page, 0, len(files))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		name := filepath.Base(f)
+		pages = append(pages, Page{Name: name, Path: "/" + name, Body: b})
+	}
+	return pages, nil
+}
+
+// emit writes through write to path, or to stdout when path is "". The file
+// is written whole or not at all.
+func emit(stdout io.Writer, path string, write func(io.Writer) error) error {
+	if path == "" {
+		return write(stdout)
+	}
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// progressFor returns a per-page callback drawing a progress bar on stderr
+// when stderr is a terminal, and a function to call when done. Otherwise
+// both do nothing.
+func progressFor(stderr io.Writer, n int) (func(), func()) {
+	f, ok := stderr.(*os.File)
+	if !ok || n == 0 || !term.IsTerminal(int(f.Fd())) {
+		return nil, func() {}
+	}
+	bar := progressbar.NewOptions(n,
+		progressbar.OptionSetWriter(f),
+		progressbar.OptionSetDescription("measuring"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+	)
+	return func() { _ = bar.Add(1) }, func() { _ = bar.Finish() }
+}

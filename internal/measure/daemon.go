@@ -1,0 +1,222 @@
+package measure
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/proxy"
+)
+
+// DaemonResult is one (mode, client Accept-Encoding) pair measured over
+// HTTP against a running daemon. Times are medians over the runs.
+type DaemonResult struct {
+	Mode            string  `json:"mode"`            // requested with the override: identity or mirror
+	AcceptEncoding  string  `json:"accept_encoding"` // the client's
+	Status          int     `json:"status"`          //
+	DiagMode        string  `json:"diag_mode"`       // X-Ssatd-Compression-Mode: offload or mirror
+	OriginAE        string  `json:"origin_accept_encoding"`
+	OriginCoding    string  `json:"origin_coding"`
+	OutputCoding    string  `json:"output_coding"`    // what the guest emitted
+	Delivery        string  `json:"delivery"`         // who compressed for the client
+	DeliveredCoding string  `json:"delivered_coding"` // Content-Encoding the client got
+	DeliveredBytes  int64   `json:"delivered_bytes"`
+	DecodedBytes    int64   `json:"decoded_bytes"`
+	ProcessedBytes  int64   `json:"processed_bytes"` // trailer
+	TTFBMS          float64 `json:"ttfb_ms"`
+	TotalMS         float64 `json:"total_ms"`
+	ProcessingMS    float64 `json:"processing_ms"` // trailer X-Ssatd-Processing-Ms
+	SameAsFirst     bool    `json:"same_as_first"` // decoded body equals the first pair's
+}
+
+// DaemonReport is the -proxy result.
+type DaemonReport struct {
+	Proxy    string         `json:"proxy"`
+	Path     string         `json:"path"`
+	Runs     int            `json:"runs"`
+	Results  []DaemonResult `json:"results"`
+	Problems []string       `json:"problems,omitempty"`
+}
+
+// daemonModes are the override values and the mode the daemon must then
+// report.
+var daemonModes = []struct{ override, diag string }{{"identity", "offload"}, {"mirror", "mirror"}}
+
+// daemonEncodings are the client Accept-Encoding values tried.
+var daemonEncodings = []string{"br", "gzip"}
+
+// errNoDiagnostics is the advice when the daemon is not set up for this.
+const errNoDiagnostics = "the daemon must run with debug.diagnostics_headers = true and debug.allow_mode_override = true ([debug] in its configuration), and PATH must be an SSAT-eligible page (a slot must match it)"
+
+// overrideURL is proxyURL+path with the mode override parameter added.
+func overrideURL(proxyURL, path, mode string) (string, error) {
+	base, err := url.Parse(strings.TrimSuffix(proxyURL, "/"))
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return "", fmt.Errorf("-proxy %q is not an http(s) URL", proxyURL)
+	}
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	ref, err := url.Parse(path)
+	if err != nil {
+		return "", fmt.Errorf("-url %q: %v", path, err)
+	}
+	q := ref.Query()
+	q.Set(proxy.ModeOverrideParam, mode)
+	u := *base
+	u.Path = strings.TrimSuffix(base.Path, "/") + ref.Path
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// Daemon measures a running daemon over HTTP. host, when not empty, is
+// sent as the Host header (the publisher domain).
+func Daemon(ctx context.Context, client *http.Client, proxyURL, path, host string, runs int) (*DaemonReport, error) {
+	if runs < 1 {
+		return nil, fmt.Errorf("runs must be at least 1, got %d", runs)
+	}
+	rep := &DaemonReport{Proxy: proxyURL, Path: path, Runs: runs}
+	var first []byte
+	for _, m := range daemonModes {
+		target, err := overrideURL(proxyURL, path, m.override)
+		if err != nil {
+			return nil, err
+		}
+		for _, ae := range daemonEncodings {
+			res := DaemonResult{Mode: m.override, AcceptEncoding: ae}
+			var ttfbs, totals, procs []float64
+			var body []byte
+			for run := 0; run <= runs; run++ { // run 0 warms up
+				req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+				if err != nil {
+					return nil, err
+				}
+				if host != "" {
+					req.Host = host
+				}
+				req.Header.Set("Sec-Fetch-Dest", "document")
+				req.Header.Set("Accept", "text/html")
+				req.Header.Set("Accept-Encoding", ae)
+				resp, raw, ttfb, total, err := timedGet(client, req)
+				if err != nil {
+					return nil, fmt.Errorf("GET %s (Accept-Encoding %s): %w", target, ae, err)
+				}
+				if run == 0 {
+					h := resp.Header
+					res.Status = resp.StatusCode
+					res.DiagMode = h.Get(proxy.DiagMode)
+					res.OriginAE = h.Get(proxy.DiagOriginAE)
+					res.OriginCoding = h.Get(proxy.DiagOriginCoding)
+					res.OutputCoding = h.Get(proxy.DiagOutputCoding)
+					res.Delivery = h.Get(proxy.DiagDelivery)
+					res.DeliveredCoding = orIdentity(h.Get("Content-Encoding"))
+					res.DeliveredBytes = int64(len(raw))
+					res.ProcessedBytes, _ = strconv.ParseInt(resp.Trailer.Get(proxy.DiagProcessedBytes), 10, 64)
+					body = raw
+					continue
+				}
+				ttfbs = append(ttfbs, ms(ttfb))
+				totals = append(totals, ms(total))
+				p, _ := strconv.ParseFloat(resp.Trailer.Get(proxy.DiagProcessingMillis), 64)
+				procs = append(procs, p)
+			}
+			res.TTFBMS, res.TotalMS, res.ProcessingMS = Median(ttfbs), Median(totals), Median(procs)
+			switch {
+			case res.DiagMode == "":
+				rep.Problems = append(rep.Problems, fmt.Sprintf("mode %s, Accept-Encoding %s: status %d and no %s header: %s",
+					m.override, ae, res.Status, proxy.DiagMode, errNoDiagnostics))
+			case res.DiagMode != m.diag:
+				rep.Problems = append(rep.Problems, fmt.Sprintf("mode %s, Accept-Encoding %s: the daemon ran %s, not %s: the override was ignored: %s",
+					m.override, ae, res.DiagMode, m.diag, errNoDiagnostics))
+			}
+			if c, ok := compress.ParseContentEncoding(res.DeliveredCoding); ok {
+				if plain, err := decodeAll(c, body); err == nil {
+					res.DecodedBytes = int64(len(plain))
+					if first == nil {
+						first = plain
+					}
+					res.SameAsFirst = bytes.Equal(plain, first)
+				} else {
+					rep.Problems = append(rep.Problems, fmt.Sprintf("mode %s, Accept-Encoding %s: decode %s: %v", m.override, ae, c, err))
+				}
+			}
+			rep.Results = append(rep.Results, res)
+		}
+	}
+	return rep, nil
+}
+
+func decodeAll(c compress.Coding, b []byte) ([]byte, error) {
+	dec, err := compress.NewReader(c, bytes.NewReader(b), 1<<30)
+	if err != nil {
+		return nil, err
+	}
+	defer dec.Close()
+	return io.ReadAll(dec)
+}
+
+func orIdentity(s string) string {
+	if s == "" {
+		return "identity"
+	}
+	return s
+}
+
+// WriteTable writes the -proxy report.
+func (r *DaemonReport) WriteTable(w io.Writer) error {
+	bw := &errWriter{w: w}
+	fmt.Fprintf(bw, "daemon %s, page %s: median of %d requests after a warm-up\n", r.Proxy, r.Path, r.Runs)
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "mode\tclient AE\tstatus\tguest mode\torigin AE\torigin coding\tguest output\tdelivery\tdelivered coding\tdelivered B\tdecoded B\tttfb ms\ttotal ms\tprocessing ms\t")
+	for _, x := range r.Results {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%.3f\t\n", x.Mode, x.AcceptEncoding, x.Status,
+			dash(x.DiagMode), dash(x.OriginAE), dash(x.OriginCoding), dash(x.OutputCoding), dash(x.Delivery),
+			x.DeliveredCoding, group(x.DeliveredBytes), group(x.DecodedBytes), x.TTFBMS, x.TotalMS, x.ProcessingMS)
+	}
+	tw.Flush()
+	for _, x := range r.Results {
+		if !x.SameAsFirst && x.DecodedBytes > 0 {
+			fmt.Fprintf(bw, "note: mode %s, Accept-Encoding %s: the decoded page differs from the first response (a dynamic page?)\n", x.Mode, x.AcceptEncoding)
+		}
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(bw, "PROBLEM: %s\n", p)
+	}
+	return bw.err
+}
+
+// WriteJSON writes the -proxy report as JSON.
+func (r *DaemonReport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"daemon": r})
+}
+
+// WriteCSV writes one row per mode and client Accept-Encoding.
+func (r *DaemonReport) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"mode", "accept_encoding", "status", "diag_mode", "origin_accept_encoding", "origin_coding", "output_coding",
+		"delivery", "delivered_coding", "delivered_bytes", "decoded_bytes", "ttfb_ms", "total_ms", "processing_ms"})
+	for _, x := range r.Results {
+		_ = cw.Write([]string{x.Mode, x.AcceptEncoding, strconv.Itoa(x.Status), x.DiagMode, x.OriginAE, x.OriginCoding, x.OutputCoding,
+			x.Delivery, x.DeliveredCoding, itoa(x.DeliveredBytes), itoa(x.DecodedBytes), ftoa(x.TTFBMS), ftoa(x.TotalMS), ftoa(x.ProcessingMS)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,327 @@
+package measure
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// ModeResult is one mode of one page. Times are medians over the timed runs.
+type ModeResult struct {
+	In         string  `json:"in"`
+	Out        string  `json:"out"`
+	InBytes    int64   `json:"in_bytes"`   // what the origin sent in coding In
+	WallMS     float64 `json:"wall_ms"`    // Transform, wall clock
+	CPUMS      float64 `json:"cpu_ms"`     // Transform, CPU of the thread it ran on
+	GuestMS    float64 `json:"guest_ms"`   // the pipeline's own guest time (auction wait excluded)
+	OutBytes   int64   `json:"out_bytes"`  // what the guest emitted in coding Out
+	Equivalent bool    `json:"equivalent"` // decoded output == identity output
+}
+
+// PageResult is everything measured for one page.
+type PageResult struct {
+	Name           string                `json:"name"`
+	Path           string                `json:"path"`
+	IdentityBytes  int64                 `json:"identity_bytes"`
+	OriginBytes    map[string]int64      `json:"origin_bytes"`
+	Eligible       bool                  `json:"eligible"`
+	ProcessedBytes int64                 `json:"processed_bytes"` // rewritten identity output
+	Modes          map[string]ModeResult `json:"modes"`
+	// DeliveredBytes is what the edge delivers for the identity output
+	// (offload), per client coding; DeliveredCPUMS its thread CPU time.
+	DeliveredBytes map[string]int64   `json:"delivered_bytes"`
+	DeliveredCPUMS map[string]float64 `json:"delivered_cpu_ms"`
+	Failures       []string           `json:"failures,omitempty"`
+}
+
+// Summary aggregates pages.
+type Summary struct {
+	Pages         int      `json:"pages"`
+	AllEquivalent bool     `json:"all_equivalent"`
+	Failures      []string `json:"failures,omitempty"` // "page: mode: why"
+	// Per mode: the median over pages of each page's median, and the sum
+	// over pages.
+	MedianCPUMS   map[string]float64 `json:"median_cpu_ms"`
+	MedianWallMS  map[string]float64 `json:"median_wall_ms"`
+	TotalCPUMS    map[string]float64 `json:"total_cpu_ms"`
+	TotalWallMS   map[string]float64 `json:"total_wall_ms"`
+	TotalOutBytes map[string]int64   `json:"total_out_bytes"`
+	// Sizes summed over pages.
+	TotalIdentityBytes  int64              `json:"total_identity_bytes"`
+	TotalOriginBytes    map[string]int64   `json:"total_origin_bytes"`
+	TotalDeliveredBytes map[string]int64   `json:"total_delivered_bytes"`
+	MedianDeliveredCPU  map[string]float64 `json:"median_delivered_cpu_ms"`
+	// OffloadCPURatio is median gzip_to_identity CPU / median gzip_mirror
+	// CPU; IdentityCPURatio is median identity CPU / median gzip_mirror CPU.
+	// 0 when gzip_mirror CPU is 0 (no pages, or no CPU clock).
+	OffloadCPURatio  float64 `json:"offload_cpu_ratio"`
+	IdentityCPURatio float64 `json:"identity_cpu_ratio"`
+}
+
+// Settings describe how a report was made.
+type Settings struct {
+	Runs                int    `json:"runs"`
+	CPUClock            string `json:"cpu_clock"`
+	OriginGzipLevel     int    `json:"origin_gzip_level"`
+	OriginBrotliQuality int    `json:"origin_brotli_quality"`
+	OriginBrotliWindow  int    `json:"origin_brotli_window"`
+	GuestGzipLevel      int    `json:"guest_gzip_level"`
+	GuestBrotliQuality  int    `json:"guest_brotli_quality"`
+	DeliveryGzipLevel   int    `json:"delivery_gzip_level"`
+	DeliveryBrQuality   int    `json:"delivery_brotli_quality"`
+	Config              string `json:"config"` // file, or "default"
+}
+
+// Report is the offline (and live-origin) result.
+type Report struct {
+	Settings Settings     `json:"settings"`
+	Fetches  []Fetch      `json:"fetches,omitempty"` // -url only
+	Pages    []PageResult `json:"pages"`
+	Summary  Summary      `json:"summary"`
+}
+
+// Summarize aggregates page results.
+func Summarize(pages []PageResult) Summary {
+	s := Summary{
+		Pages:               len(pages),
+		AllEquivalent:       true,
+		MedianCPUMS:         map[string]float64{},
+		MedianWallMS:        map[string]float64{},
+		TotalCPUMS:          map[string]float64{},
+		TotalWallMS:         map[string]float64{},
+		TotalOutBytes:       map[string]int64{},
+		TotalOriginBytes:    map[string]int64{},
+		TotalDeliveredBytes: map[string]int64{},
+		MedianDeliveredCPU:  map[string]float64{},
+	}
+	for _, p := range pages {
+		for _, f := range p.Failures {
+			s.AllEquivalent = false
+			s.Failures = append(s.Failures, p.Name+": "+f)
+		}
+		s.TotalIdentityBytes += p.IdentityBytes
+		for k, v := range p.OriginBytes {
+			s.TotalOriginBytes[k] += v
+		}
+		for k, v := range p.DeliveredBytes {
+			s.TotalDeliveredBytes[k] += v
+		}
+	}
+	for _, name := range ModeNames() {
+		var cpus, walls []float64
+		for _, p := range pages {
+			mr, ok := p.Modes[name]
+			if !ok {
+				continue
+			}
+			if !mr.Equivalent {
+				s.AllEquivalent = false
+			}
+			cpus = append(cpus, mr.CPUMS)
+			walls = append(walls, mr.WallMS)
+			s.TotalCPUMS[name] += mr.CPUMS
+			s.TotalWallMS[name] += mr.WallMS
+			s.TotalOutBytes[name] += mr.OutBytes
+		}
+		s.MedianCPUMS[name] = Median(cpus)
+		s.MedianWallMS[name] = Median(walls)
+	}
+	for _, c := range deliveryCodings {
+		var cpus []float64
+		for _, p := range pages {
+			if v, ok := p.DeliveredCPUMS[c]; ok {
+				cpus = append(cpus, v)
+			}
+		}
+		s.MedianDeliveredCPU[c] = Median(cpus)
+	}
+	s.OffloadCPURatio = ratio(s.MedianCPUMS[ModeGzipToIdentity], s.MedianCPUMS[ModeGzipMirror])
+	s.IdentityCPURatio = ratio(s.MedianCPUMS[ModeIdentity], s.MedianCPUMS[ModeGzipMirror])
+	return s
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// SummaryLine is the one-line summary printed under the table.
+func (s Summary) SummaryLine() string {
+	eq := "all outputs equivalent"
+	if !s.AllEquivalent {
+		eq = fmt.Sprintf("%d NOT EQUIVALENT", len(s.Failures))
+	}
+	return fmt.Sprintf("summary: %d pages, %s; median guest CPU gzip_mirror %.3f ms, gzip_to_identity %.3f ms, identity %.3f ms; offload_cpu_ratio %.3f, identity_cpu_ratio %.3f",
+		s.Pages, eq, s.MedianCPUMS[ModeGzipMirror], s.MedianCPUMS[ModeGzipToIdentity], s.MedianCPUMS[ModeIdentity], s.OffloadCPURatio, s.IdentityCPURatio)
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// csvHeader is the first CSV row.
+var csvHeader = []string{"page", "mode", "in_coding", "out_coding", "identity_bytes", "in_bytes", "out_bytes",
+	"wall_ms", "cpu_ms", "guest_ms", "equivalent", "delivered_br_bytes", "delivered_gzip_bytes"}
+
+// WriteCSV writes one row per page and mode, after a header row.
+func (r *Report) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader); err != nil {
+		return err
+	}
+	for _, p := range r.Pages {
+		for _, name := range ModeNames() {
+			m, ok := p.Modes[name]
+			if !ok {
+				continue
+			}
+			row := []string{p.Name, name, m.In, m.Out, itoa(p.IdentityBytes), itoa(m.InBytes), itoa(m.OutBytes),
+				ftoa(m.WallMS), ftoa(m.CPUMS), ftoa(m.GuestMS), strconv.FormatBool(m.Equivalent),
+				itoa(p.DeliveredBytes["br"]), itoa(p.DeliveredBytes["gzip"])}
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func itoa(n int64) string   { return strconv.FormatInt(n, 10) }
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) }
+
+// shortModes are the table's column titles, in Modes order.
+var shortModes = map[string]string{
+	ModeIdentity:          "identity",
+	ModeGzipMirror:        "gzip mirror",
+	ModeDeflateMirror:     "deflate mirror",
+	ModeBrMirror:          "br mirror",
+	ModeGzipToIdentity:    "gzip→identity",
+	ModeDeflateToIdentity: "deflate→identity",
+	ModeBrToIdentity:      "br→identity",
+}
+
+// WriteTable writes the readable report: live fetches (if any), sizes,
+// guest CPU and wall time per mode, failures and the summary.
+func (r *Report) WriteTable(w io.Writer) error {
+	bw := &errWriter{w: w}
+	if len(r.Fetches) > 0 {
+		writeFetchTable(bw, r.Fetches)
+		fmt.Fprintln(bw)
+	}
+	st := r.Settings
+	fmt.Fprintf(bw, "sizes (bytes): origin gzip/deflate level %d, br quality %d window %d; mirror output at guest gzip level %d, br quality %d; delivered = the edge on the identity output (gzip level %d, br quality %d)\n",
+		st.OriginGzipLevel, st.OriginBrotliQuality, st.OriginBrotliWindow, st.GuestGzipLevel, st.GuestBrotliQuality, st.DeliveryGzipLevel, st.DeliveryBrQuality)
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "page\tidentity\torigin gzip\torigin deflate\torigin br\tgzip mirror out\tdeflate mirror out\tbr mirror out\tdelivered br\tdelivered gzip\t")
+	for _, p := range r.Pages {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.Name, group(p.IdentityBytes),
+			group(p.OriginBytes["gzip"]), group(p.OriginBytes["deflate"]), group(p.OriginBytes["br"]),
+			group(p.Modes[ModeGzipMirror].OutBytes), group(p.Modes[ModeDeflateMirror].OutBytes), group(p.Modes[ModeBrMirror].OutBytes),
+			group(p.DeliveredBytes["br"]), group(p.DeliveredBytes["gzip"]))
+	}
+	s := r.Summary
+	fmt.Fprintf(tw, "TOTAL\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", group(s.TotalIdentityBytes),
+		group(s.TotalOriginBytes["gzip"]), group(s.TotalOriginBytes["deflate"]), group(s.TotalOriginBytes["br"]),
+		group(s.TotalOutBytes[ModeGzipMirror]), group(s.TotalOutBytes[ModeDeflateMirror]), group(s.TotalOutBytes[ModeBrMirror]),
+		group(s.TotalDeliveredBytes["br"]), group(s.TotalDeliveredBytes["gzip"]))
+	tw.Flush()
+
+	for _, kind := range []string{"cpu", "wall"} {
+		fmt.Fprintln(bw)
+		if kind == "cpu" {
+			fmt.Fprintf(bw, "guest CPU (ms, thread CPU time of Transform, %s, median of %d runs after a warm-up)\n", st.CPUClock, st.Runs)
+		} else {
+			fmt.Fprintf(bw, "guest wall time (ms, Transform, median of %d runs)\n", st.Runs)
+		}
+		tw = tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprint(tw, "page\t")
+		for _, n := range ModeNames() {
+			fmt.Fprintf(tw, "%s\t", shortModes[n])
+		}
+		if kind == "cpu" {
+			fmt.Fprint(tw, "edge br\tedge gzip\t")
+		}
+		fmt.Fprintln(tw)
+		row := func(name string, get func(string) float64, edge func(string) float64) {
+			fmt.Fprintf(tw, "%s\t", name)
+			for _, n := range ModeNames() {
+				fmt.Fprintf(tw, "%.3f\t", get(n))
+			}
+			if kind == "cpu" {
+				fmt.Fprintf(tw, "%.3f\t%.3f\t", edge("br"), edge("gzip"))
+			}
+			fmt.Fprintln(tw)
+		}
+		for _, p := range r.Pages {
+			row(p.Name, func(n string) float64 {
+				if kind == "cpu" {
+					return p.Modes[n].CPUMS
+				}
+				return p.Modes[n].WallMS
+			}, func(c string) float64 { return p.DeliveredCPUMS[c] })
+		}
+		if kind == "cpu" {
+			row("MEDIAN", func(n string) float64 { return s.MedianCPUMS[n] }, func(c string) float64 { return s.MedianDeliveredCPU[c] })
+			row("TOTAL", func(n string) float64 { return s.TotalCPUMS[n] }, func(c string) float64 { return 0 })
+		} else {
+			row("MEDIAN", func(n string) float64 { return s.MedianWallMS[n] }, nil)
+			row("TOTAL", func(n string) float64 { return s.TotalWallMS[n] }, nil)
+		}
+		tw.Flush()
+	}
+	fmt.Fprintln(bw)
+	for _, p := range r.Pages {
+		if !p.Eligible && len(p.Modes) > 0 {
+			fmt.Fprintf(bw, "note: %s was not SSAT-eligible under this configuration (no slot matches %s?): no SSAT injection\n", p.Name, p.Path)
+		}
+	}
+	for _, f := range s.Failures {
+		fmt.Fprintf(bw, "NOT EQUIVALENT: %s\n", f)
+	}
+	fmt.Fprintln(bw, s.SummaryLine())
+	return bw.err
+}
+
+// group formats n with thousands separators, as in spec §9.
+func group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// errWriter remembers the first write error so that table code can print
+// freely and report once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
