@@ -1,0 +1,186 @@
+package proxy
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/config"
+)
+
+// A slow drip origin (one chunk every 100 ms): each chunk reaches the
+// client before the next one is sent, through the rewrite and the edge.
+func TestSlowDripReachesClientAsItArrives(t *testing.T) {
+	for _, mut := range map[string][]func(*config.Config){"mirror": nil, "offload": {offload("builtin")}} {
+		step := make(chan struct{})
+		e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<html><head></head><body>")
+			for i := 0; i < 5; i++ {
+				fmt.Fprintf(w, "<p>chunk-%d</p>", i)
+				w.(http.Flusher).Flush()
+				select {
+				case <-step:
+				case <-time.After(5 * time.Second):
+					return
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			io.WriteString(w, "</body></html>")
+		}), mut...)
+		req, _ := http.NewRequest("GET", e.front.URL+"/", nil)
+		req.Header.Set("Sec-Fetch-Dest", "document")
+		req.Header.Set("Accept-Encoding", "br")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		coding := compress.Coding(orIdentity(resp.Header.Get("Content-Encoding")))
+		dec, err := compress.NewReader(coding, resp.Body, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(dec)
+		for i := 0; i < 5; i++ {
+			want := fmt.Sprintf("chunk-%d", i)
+			var got string
+			for !strings.Contains(got, want) {
+				s, err := br.ReadString('>')
+				if err != nil {
+					t.Fatalf("waiting for %s: %v", want, err)
+				}
+				got += s
+			}
+			step <- struct{}{} // the origin sends the next chunk only now
+		}
+		if _, err := io.ReadAll(br); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+}
+
+// Corrupt bytes in the middle of a compressed body abort the response.
+func TestCorruptMidBodyAborts(t *testing.T) {
+	for _, c := range []compress.Coding{compress.Gzip, compress.Deflate, compress.Brotli} {
+		t.Run(string(c), func(t *testing.T) {
+			full := encode(t, c, noisyHTML(200<<10))
+			bad := append([]byte{}, full...)
+			for i := len(bad) / 2; i < len(bad)/2+64; i++ {
+				bad[i] ^= 0x5a
+			}
+			e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				w.Header().Set("Content-Encoding", string(c))
+				w.Write(bad)
+			}))
+			resp, _, err := e.get(t, "/", navigate, header("Accept-Encoding", string(c)))
+			assertAborted(t, resp, err)
+		})
+	}
+}
+
+// A name that does not resolve is an unreachable origin: 502.
+func TestDNSFailureIs502(t *testing.T) {
+	g, err := New(testConfig(t, "http://origin.does-not-exist.invalid"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	front := newFront(t, g)
+	resp, err := client.Get(front + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || g.Metrics().Failures(reasonUnreachable) != 1 {
+		t.Fatalf("status %d, unreachable count %d", resp.StatusCode, g.Metrics().Failures(reasonUnreachable))
+	}
+}
+
+// A body longer than its Content-Length: HTTP/1.1 framing ends the message
+// at the declared length (RFC 9112 §6.3), so the client gets exactly the
+// declared page, complete, and the excess is never served.
+func TestBodyLongerThanContentLength(t *testing.T) {
+	page := "<html><head></head><body>declared</body></html>"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func(c net.Conn) {
+				defer c.Close()
+				bufio.NewReader(c).ReadString('\n')
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n%s<script>EXCESS</script>", len(page), page)
+				time.Sleep(100 * time.Millisecond)
+			}(c)
+		}
+	}()
+	g, err := New(testConfig(t, "http://"+ln.Addr().String()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	front := newFront(t, g)
+	resp, err := client.Get(front + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || strings.Contains(string(body), "EXCESS") || !strings.Contains(string(body), "declared</body>") {
+		t.Fatalf("err %v body %q", err, body)
+	}
+}
+
+// RFC 7239 Forwarded from a trusted proxy sets host and scheme; from anyone
+// else it is ignored.
+func TestForwardedHeader(t *testing.T) {
+	for _, trusted := range []bool{false, true} {
+		var e *env
+		e = newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<a href="http://%s/a">`, e.host)
+		}), func(c *config.Config) {
+			c.Publisher.AllowedHosts = []string{"m.pub.example"}
+			if trusted {
+				c.Server.TrustedProxies = []string{"127.0.0.1", "::1"}
+			}
+		})
+		_, body := e.mustGet(t, "/", header("Forwarded", `for=192.0.2.1;host="m.pub.example";proto=https, for=10.0.0.1`))
+		want := `<a href="http://` + testDomain + `/a">`
+		if trusted {
+			want = `<a href="https://m.pub.example/a">`
+		}
+		if string(body) != want {
+			t.Errorf("trusted=%v: %s, want %s", trusted, body, want)
+		}
+	}
+}
+
+// noisyHTML is a page that does not compress to almost nothing.
+func noisyHTML(n int) []byte {
+	rng := rand.New(rand.NewPCG(1, 2))
+	b := []byte("<html><head></head><body>")
+	for len(b) < n {
+		b = append(b, "<p>"...)
+		for i := 0; i < 60; i++ {
+			b = append(b, byte('a'+rng.IntN(26)))
+		}
+		b = append(b, "</p>\n"...)
+	}
+	return b
+}
