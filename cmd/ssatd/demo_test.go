@@ -1,0 +1,616 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/andybalholm/brotli"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/ssatd/ssatd/internal/bundle"
+	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/demo"
+)
+
+// startTestDemo runs the whole demo in-process on free loopback ports and
+// stops it when the test ends.
+func startTestDemo(t *testing.T) *demoRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	d, err := startDemo(ctx, demoOptions{addr: "127.0.0.1", shutdownTimeout: 2 * time.Second}, zaptest.NewLogger(t))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		done := make(chan error, 1)
+		go func() { done <- d.wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("demo stopped with %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("demo did not stop within 10s of cancellation")
+		}
+	})
+	return d
+}
+
+// navigate fetches url as a browser navigation would, without decoding, and
+// returns the response and the decoded body.
+func navigate(t *testing.T, url, acceptEncoding string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Sec-Fetch-Dest", "document")
+	req.Header.Set("Accept", "text/html,application/xhtml+xml")
+	req.Header.Set("Accept-Encoding", acceptEncoding)
+	c := &http.Client{Transport: &http.Transport{DisableCompression: true, Proxy: nil}, Timeout: 30 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r io.Reader = resp.Body
+	switch ce := resp.Header.Get("Content-Encoding"); ce {
+	case "":
+	case "gzip":
+		if r, err = gzip.NewReader(resp.Body); err != nil {
+			t.Fatal(err)
+		}
+	case "br":
+		r = brotli.NewReader(resp.Body)
+	default:
+		t.Fatalf("%s: unexpected Content-Encoding %q", url, ce)
+	}
+	body, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("%s: reading the body: %v", url, err)
+	}
+	return resp, body
+}
+
+// TestDemoThroughBothProxies fetches every demo page through both proxies
+// over loopback, as curl --compressed would with a browser's headers.
+func TestDemoThroughBothProxies(t *testing.T) {
+	d := startTestDemo(t)
+	const browserAE = "gzip, deflate, br, zstd"
+	originHost := strings.TrimPrefix(d.originURL, "http://")
+	bundleTag := `<script src="/static/tsjs=tsjs-unified.min.js?v=` + bundle.Hash() + `" id="trustedserver-js"></script>`
+	for _, p := range d.origin.Pages() {
+		eligible := p.Path != demo.AboutPath
+		identity, _ := d.origin.Body(p.Path)
+		var bodies [2][]byte
+		for i, proxy := range []struct {
+			name, url, wantCoding string
+		}{
+			{"mirror", d.mirrorURL, "gzip"}, // the origin's choice for a browser
+			{"offload", d.offloadURL, "br"}, // the builtin edge's choice
+		} {
+			if !eligible {
+				proxy.wantCoding = "gzip" // not SSAT: mirror mode on both
+			}
+			resp, body := navigate(t, proxy.url+p.Path, browserAE)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s %s: status %d", proxy.name, p.Path, resp.StatusCode)
+			}
+			if got := resp.Header.Get("Content-Encoding"); got != proxy.wantCoding {
+				t.Errorf("%s %s: Content-Encoding %q, want %q", proxy.name, p.Path, got, proxy.wantCoding)
+			}
+			if resp.Header.Get("X-Compress-Hint") != "" {
+				t.Errorf("%s %s: the hint reached the client", proxy.name, p.Path)
+			}
+			cc := resp.Header.Get("Cache-Control")
+			if eligible && (cc != "private, max-age=0" || resp.Header.Get("Surrogate-Control") != "" || resp.Header.Get("ETag") != "") {
+				t.Errorf("%s %s: SSAT page headers %v", proxy.name, p.Path, resp.Header)
+			}
+			if !eligible && cc != "public, max-age=60" {
+				t.Errorf("%s %s: a non-SSAT page keeps the origin's Cache-Control, got %q", proxy.name, p.Path, cc)
+			}
+			if !bytes.Contains(body, []byte(bundleTag)) {
+				t.Errorf("%s %s: no bundle tag", proxy.name, p.Path)
+			}
+			hasSlots := bytes.Contains(body, []byte(`(window.tsjs=window.tsjs||{}).adSlots=JSON.parse(`))
+			hasBids := bytes.Contains(body, []byte(`var s=t.scheduleInitialAdInit;`))
+			if hasSlots != eligible || hasBids != eligible {
+				t.Errorf("%s %s: ad slots script %v, bids script %v, want %v", proxy.name, p.Path, hasSlots, hasBids, eligible)
+			}
+			if eligible && !bytes.Contains(body, []byte(`\"hb_bidder\":\"demobidder\"`)) {
+				t.Errorf("%s %s: the demo bids are missing", proxy.name, p.Path)
+			}
+			proxyHost := strings.TrimPrefix(proxy.url, "http://")
+			if bytes.Contains(body, []byte(`href="http://`+originHost)) || !bytes.Contains(body, []byte(`href="http://`+proxyHost+`/`)) {
+				t.Errorf("%s %s: links were not pointed at %s", proxy.name, p.Path, proxyHost)
+			}
+			// Undo what the proxy did; what remains must be the origin page.
+			undone := bytes.ReplaceAll(body, []byte(proxyHost), []byte(originHost))
+			undone = regexp.MustCompile(`<script>\(window\.tsjs=[^<]*</script>|<script>\(function\(\)\{var t=window\.tsjs[^<]*</script>`).ReplaceAll(undone, nil)
+			undone = bytes.Replace(undone, []byte(bundleTag), nil, 1)
+			if !bytes.Equal(undone, identity) {
+				t.Errorf("%s %s: apart from the injections and links, the page differs from the origin's (%d vs %d bytes)", proxy.name, p.Path, len(undone), len(identity))
+			}
+			bodies[i] = bytes.ReplaceAll(body, []byte(proxyHost), []byte("PROXY"))
+		}
+		if !bytes.Equal(bodies[0], bodies[1]) {
+			t.Errorf("%s: mirror and offload pages differ beyond the proxy host", p.Path)
+		}
+	}
+
+	// Assets pass through untouched, and the admin endpoints answer.
+	resp, body := navigate(t, d.offloadURL+"/static/site.js", "br")
+	if resp.Header.Get("Content-Encoding") != "br" || !bytes.Contains(body, []byte("site_ready")) {
+		t.Errorf("site.js through the offload proxy: %v", resp.Header)
+	}
+	for _, u := range []string{d.mirrorAdmin + "/readyz", d.offloadAdmin + "/healthz"} {
+		if code := cmdHealthcheck(context.Background(), []string{"-url", u}, io.Discard, io.Discard, nil); code != 0 {
+			t.Errorf("healthcheck %s = %d", u, code)
+		}
+	}
+}
+
+// demoBuffer is an io.Writer that a running command and the test share.
+type demoBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *demoBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *demoBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// runCommand starts the command line in the background and returns its
+// output buffers, a stop func and the exit code channel.
+func runCommand(t *testing.T, args ...string) (stdout, stderr *demoBuffer, stop func(), code <-chan int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, stderr = &demoBuffer{}, &demoBuffer{}
+	ch := make(chan int, 1)
+	go func() { ch <- run(ctx, args, stdout, stderr, []string{"SSATD_LOG_LEVEL=warn"}) }()
+	t.Cleanup(cancel)
+	return stdout, stderr, cancel, ch
+}
+
+func waitOutput(t *testing.T, b *demoBuffer, re *regexp.Regexp, code <-chan int) []string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(b.String()); m != nil {
+			return m
+		}
+		select {
+		case c := <-code:
+			t.Fatalf("command exited with %d before printing %v; output:\n%s", c, re, b.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("no %v in the output after 30s:\n%s", re, b.String())
+	return nil
+}
+
+func exitCode(t *testing.T, code <-chan int) int {
+	t.Helper()
+	select {
+	case c := <-code:
+		return c
+	case <-time.After(15 * time.Second):
+		t.Fatal("command did not return within 15s of cancellation")
+		return -1
+	}
+}
+
+// TestDemoCommand runs `ssatd demo` as a user would (with free ports), reads
+// the printed URLs, fetches them, and stops it as Ctrl-C would.
+func TestDemoCommand(t *testing.T) {
+	stdout, stderr, stop, code := runCommand(t, "demo", "-origin-port", "0", "-mirror-port", "0", "-offload-port", "0",
+		"-mirror-admin-port", "0", "-offload-admin-port", "0")
+	m := waitOutput(t, stdout, regexp.MustCompile(`(?m)^  mirror +(http://\S+/) .*\n  offload +(http://\S+/) `), code)
+	out := stdout.String()
+	for _, want := range []string{"Press Ctrl-C", "curl -sD- -o /dev/null --compressed -H 'Sec-Fetch-Dest: document' " + strings.TrimSuffix(m[1], "/") + "/",
+		"/metrics", "/articles/", "not SSAT-eligible"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("banner lacks %q:\n%s", want, out)
+		}
+	}
+	for i, want := range []string{"gzip", "br"} {
+		resp, body := navigate(t, m[i+1], "gzip, deflate, br")
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != want || !bytes.Contains(body, []byte("tsjs")) {
+			t.Errorf("%s: status %d, coding %q", m[i+1], resp.StatusCode, resp.Header.Get("Content-Encoding"))
+		}
+	}
+	stop()
+	if c := exitCode(t, code); c != 0 {
+		t.Fatalf("exit code %d after cancellation, want 0; stderr:\n%s", c, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "ssatd demo: stopped") {
+		t.Errorf("no stop message:\n%s", stdout.String())
+	}
+}
+
+func TestDemoPortInUse(t *testing.T) {
+	busy := httptest.NewServer(http.NotFoundHandler())
+	defer busy.Close()
+	port := busy.Listener.Addr().String()[strings.LastIndex(busy.Listener.Addr().String(), ":")+1:]
+	var stderr bytes.Buffer
+	code := run(context.Background(), []string{"demo", "-origin-port", "0", "-mirror-port", port, "-offload-port", "0",
+		"-mirror-admin-port", "0", "-offload-admin-port", "0"}, io.Discard, &stderr, nil)
+	if code != 1 || !strings.Contains(stderr.String(), "-mirror-port") {
+		t.Fatalf("exit %d, stderr %q; want 1 and a hint to use -mirror-port", code, stderr.String())
+	}
+}
+
+func TestDemoOriginCommand(t *testing.T) {
+	stdout, stderr, stop, code := runCommand(t, "demo-origin", "-listen", "127.0.0.1:0", "-host", "origin.test:8000")
+	m := waitOutput(t, stdout, regexp.MustCompile(`serving on (http://\S+/)`), code)
+	resp, body := navigate(t, m[1], "br")
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "br" ||
+		!bytes.Contains(body, []byte(`href="http://origin.test:8000/`)) || !bytes.Contains(body, []byte(`id="ad-home-mpu"`)) {
+		t.Errorf("demo origin: status %d, coding %q, %d bytes", resp.StatusCode, resp.Header.Get("Content-Encoding"), len(body))
+	}
+	if c := cmdHealthcheck(context.Background(), []string{"-url", m[1] + "healthz"}, io.Discard, io.Discard, nil); c != 0 {
+		t.Errorf("healthcheck of the origin = %d", c)
+	}
+	stop()
+	if c := exitCode(t, code); c != 0 {
+		t.Fatalf("exit code %d, stderr %s", c, stderr.String())
+	}
+}
+
+func TestHealthcheck(t *testing.T) {
+	var status int
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if status == 0 {
+			time.Sleep(300 * time.Millisecond) // slower than the timeout below
+			return
+		}
+		w.WriteHeader(status)
+	}))
+	defer srv.Close()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close()
+	tests := []struct {
+		name   string
+		status int
+		args   []string
+		want   int
+	}{
+		{"200", 200, []string{"-url", srv.URL}, 0},
+		{"503", 503, []string{"-url", srv.URL}, 1},
+		{"404", 404, []string{"-url", srv.URL}, 1},
+		{"too slow", 0, []string{"-url", srv.URL, "-timeout", "100ms"}, 1},
+		{"refused", 200, []string{"-url", deadURL}, 1},
+		{"bad flag", 200, []string{"-bogus"}, 2},
+		{"extra argument", 200, []string{"extra"}, 2},
+		{"bad url", 200, []string{"-url", "::"}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mu.Lock()
+			status = tt.status
+			mu.Unlock()
+			var stderr bytes.Buffer
+			if got := run(context.Background(), append([]string{"healthcheck"}, tt.args...), io.Discard, &stderr, nil); got != tt.want {
+				t.Errorf("exit %d, want %d; stderr %q", got, tt.want, stderr.String())
+			}
+			if tt.want != 0 && stderr.Len() == 0 {
+				t.Error("failure without a message")
+			}
+		})
+	}
+}
+
+func TestDemoUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"demo", "-bogus"}, {"demo", "extra"}, {"demo", "-mirror-port", "70000"},
+		{"demo-origin", "-bogus"}, {"demo-origin", "extra"}} {
+		got := invoke(t, args, nil)
+		if got.code != 2 || !strings.Contains(got.stderr, "usage: ssatd "+args[0]) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and the usage", args, got.code, got.stderr)
+		}
+	}
+}
+
+// TestComposeConfigsMatchDemo keeps the Compose configurations in step with
+// the in-process demo: same slots and bids, each proxy in its mode.
+func TestComposeConfigsMatchDemo(t *testing.T) {
+	want, err := demo.ProxyConfig(demo.ProxyOptions{Listen: ":0", AdminListen: ":0", OriginURL: "http://origin:8000", Domain: "localhost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, offload := range map[string]bool{"demo.toml": false, "demo-offload.toml": true} {
+		cfg, err := config.Load(filepath.Join("..", "..", "configs", file), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if cfg.Publisher.OriginURL != "http://origin:8000" || cfg.Publisher.Domain != "localhost" {
+			t.Errorf("%s: origin_url %q, domain %q", file, cfg.Publisher.OriginURL, cfg.Publisher.Domain)
+		}
+		if cfg.Publisher.SSATCompressionOffloadEnabled != offload || cfg.Platform.DeliveryCompression != config.DeliveryCompressionBuiltin {
+			t.Errorf("%s: offload %v platform %q", file, cfg.Publisher.SSATCompressionOffloadEnabled, cfg.Platform.DeliveryCompression)
+		}
+		if !cfg.Auction.Enabled || cfg.Auction.Provider != config.AuctionProviderStatic || !reflect.DeepEqual(cfg.Auction.StaticBids, want.Auction.StaticBids) {
+			t.Errorf("%s: auction differs from the demo's:\n%+v\nwant\n%+v", file, cfg.Auction, want.Auction)
+		}
+		strip := func(s []config.Slot) []config.Slot {
+			out := append([]config.Slot{}, s...)
+			for i := range out {
+				out[i].Patterns = nil
+			}
+			return out
+		}
+		if got, w := strip(cfg.CreativeOpportunities.Slots), strip(want.CreativeOpportunities.Slots); !reflect.DeepEqual(got, w) {
+			t.Errorf("%s: slots differ from the demo's:\n%+v\nwant\n%+v", file, got, w)
+		}
+	}
+}
+
+// TestComposeFile validates docker-compose.yml with the Docker CLI when it
+// can (no engine is needed for `config`), and checks that the files it
+// mounts exist either way.
+func TestComposeFile(t *testing.T) {
+	const file = "../../docker-compose.yml"
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`/etc/ssatd/([\w.-]+\.toml)`).FindAllStringSubmatch(string(data), -1) {
+		if _, err := os.Stat(filepath.Join("..", "..", "configs", m[1])); err != nil {
+			t.Errorf("docker-compose.yml uses %s: %v", m[0], err)
+		}
+	}
+	var cmd []string
+	if docker, err := exec.LookPath("docker"); err == nil && exec.Command(docker, "compose", "version").Run() == nil {
+		cmd = []string{docker, "compose"}
+	} else if dc, err := exec.LookPath("docker-compose"); err == nil {
+		cmd = []string{dc}
+	}
+	if cmd == nil {
+		t.Skip("neither `docker compose` nor `docker-compose` is available; docker-compose.yml not validated")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, cmd[0], append(cmd[1:], "-f", file, "config", "-q")...)
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("%s config: %v\n%s", strings.Join(cmd, " "), err, out)
+	}
+}
+
+// findChromium returns a Chromium or Chrome binary, or "".
+func findChromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// pageEvents is what a tab reported while loading one page.
+type pageEvents struct {
+	mu       sync.Mutex
+	url      string
+	document *network.Response // the response of url as a document
+	errors   []string          // exceptions, console.error calls, error log entries
+}
+
+func (e *pageEvents) listen(ev any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch ev := ev.(type) {
+	case *network.EventResponseReceived:
+		if ev.Type == network.ResourceTypeDocument && ev.Response != nil && ev.Response.URL == e.url {
+			e.document = ev.Response
+		}
+	case *runtime.EventExceptionThrown:
+		text := ev.ExceptionDetails.Text
+		if ev.ExceptionDetails.Exception != nil {
+			text += " " + ev.ExceptionDetails.Exception.Description
+		}
+		e.errors = append(e.errors, "exception: "+text)
+	case *runtime.EventConsoleAPICalled:
+		if ev.Type == runtime.ConsoleAPICalledTypeError {
+			var parts []string
+			for _, a := range ev.Args {
+				parts = append(parts, string(a.Value)+a.Description)
+			}
+			e.errors = append(e.errors, "console.error: "+strings.Join(parts, " "))
+		}
+	case *cdplog.EventEntryAdded:
+		if ev.Entry.Level == cdplog.EntryLevelError {
+			e.errors = append(e.errors, "log: "+string(ev.Entry.Source)+": "+ev.Entry.Text+" "+ev.Entry.URL)
+		}
+	}
+}
+
+func headerValue(h network.Headers, name string) string {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			s, _ := v.(string)
+			return s
+		}
+	}
+	return ""
+}
+
+type renderedPage struct {
+	Slots        []string `json:"slots"`
+	Placeholders []struct {
+		Div  string `json:"div"`
+		Slot string `json:"slot"`
+		Text string `json:"text"`
+	} `json:"placeholders"`
+	StateCount  string `json:"stateCount"`
+	TeaserCount string `json:"teaserCount"`
+}
+
+// TestDemoInBrowser loads the demo pages in headless Chromium through both
+// proxies: the bundle renders the demo bids into the slots, window.tsjs has
+// the matched slots, the document arrives br-encoded from the offload
+// proxy and in the origin's coding from the mirror proxy, and the page logs
+// no error.
+func TestDemoInBrowser(t *testing.T) {
+	bin := findChromium()
+	if bin == "" {
+		t.Skip("no chromium, chromium-browser or google-chrome in PATH; install the chromium package to run the browser test")
+	}
+	d := startTestDemo(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.WindowSize(1280, 1000),
+		chromedp.UserDataDir(t.TempDir()),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
+	defer cancelBrowser()
+	if err := chromedp.Do(browserCtx); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	// Screenshots go to the test's temporary folder, removed afterwards;
+	// SSATD_SCREENSHOTS names a folder to keep them in instead.
+	shots := t.TempDir()
+	if dir := os.Getenv("SSATD_SCREENSHOTS"); dir != "" {
+		shots = dir
+	}
+
+	// The placeholder text the bundle writes for each slot's bid.
+	wantText := map[string]string{}
+	for _, b := range demo.StaticBids() {
+		wantText[b.SlotID] = "slot " + b.SlotID + " " + strconv.Itoa(b.W) + "x" + strconv.Itoa(b.H) + " " + b.HbBidder + " $" + b.HbPb
+	}
+	divOf := map[string]string{}
+	for _, s := range demo.Slots() {
+		divOf[s.ID] = s.DivID
+	}
+	pages := map[string][]string{ // path → the slots that match it
+		"/":                    {"top-leaderboard", "home-mpu", "sidebar-sky"},
+		demo.ArticlePaths()[0]: {"top-leaderboard", "article-mpu", "sidebar-sky"},
+	}
+	originCoding := "gzip" // what the demo origin sends for Chromium's Accept-Encoding
+	for _, proxy := range []struct{ name, base, coding string }{
+		{"mirror", d.mirrorURL, originCoding},
+		{"offload", d.offloadURL, "br"},
+	} {
+		for path, slots := range pages {
+			name := proxy.name + "-home"
+			if path != "/" {
+				name = proxy.name + "-article"
+			}
+			t.Run(name, func(t *testing.T) {
+				ev := &pageEvents{url: proxy.base + path}
+				tabCtx, cancelTab := chromedp.NewContext(browserCtx, chromedp.WithListener(ev.listen))
+				defer cancelTab()
+				if err := chromedp.Do(tabCtx, chromedp.Navigate(ev.url)); err != nil {
+					t.Fatalf("navigate %s: %v", ev.url, err)
+				}
+				if _, err := chromedp.Run(tabCtx, chromedp.Poll[bool](`window.tsjs && window.tsjs.rendered === true`,
+					chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+					t.Fatalf("the bundle did not render the slots: %v", err)
+				}
+				got, err := chromedp.Run(tabCtx, chromedp.Evaluate[renderedPage](`({
+					slots: (window.tsjs.adSlots || []).map(function (s) { return s.id; }),
+					placeholders: Array.prototype.map.call(document.querySelectorAll(".tsjs-placeholder"), function (e) {
+						return {div: e.parentElement.id, slot: e.getAttribute("data-slot"), text: e.textContent};
+					}),
+					stateCount: (document.getElementById("state-count") || {}).textContent || "",
+					teaserCount: (document.getElementById("teaser-count") || {}).textContent || ""
+				})`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got.Slots, slots) {
+					t.Errorf("window.tsjs.adSlots ids = %q, want %q", got.Slots, slots)
+				}
+				if len(got.Placeholders) != len(slots) {
+					t.Errorf("%d placeholders rendered, want %d: %+v", len(got.Placeholders), len(slots), got.Placeholders)
+				}
+				for i, p := range got.Placeholders {
+					if i < len(slots) && (p.Slot != slots[i] || p.Div != divOf[slots[i]] || p.Text != wantText[slots[i]]) {
+						t.Errorf("placeholder %d = %+v, want slot %s in #%s saying %q", i, p, slots[i], divOf[slots[i]], wantText[slots[i]])
+					}
+				}
+				if path == "/" && (got.StateCount == "0" || got.TeaserCount == "0") {
+					t.Errorf("the page's own scripts did not run: state %q, teasers %q", got.StateCount, got.TeaserCount)
+				}
+				shot, err := chromedp.Run(tabCtx, chromedp.CaptureScreenshot())
+				if err != nil {
+					t.Fatal(err)
+				}
+				file := filepath.Join(shots, name+".png")
+				if err := os.WriteFile(file, shot, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("screenshot: %s", file)
+
+				ev.mu.Lock()
+				defer ev.mu.Unlock()
+				if ev.document == nil {
+					t.Fatalf("no document response for %s", ev.url)
+				}
+				if ev.document.Status != http.StatusOK {
+					t.Errorf("document status %d", ev.document.Status)
+				}
+				if ce := headerValue(ev.document.Headers, "Content-Encoding"); ce != proxy.coding {
+					t.Errorf("document content-encoding %q, want %q (headers %v)", ce, proxy.coding, ev.document.Headers)
+				}
+				if cc := headerValue(ev.document.Headers, "Cache-Control"); cc != "private, max-age=0" {
+					t.Errorf("document cache-control %q", cc)
+				}
+				if len(ev.errors) > 0 {
+					t.Errorf("the page reported errors:\n%s", strings.Join(ev.errors, "\n"))
+				}
+			})
+		}
+	}
+
+	// The mirror proxy's coding is the origin's: ask the origin directly
+	// with Chromium's Accept-Encoding.
+	resp, _ := navigate(t, d.originURL+"/", "gzip, deflate, br, zstd")
+	if ce := resp.Header.Get("Content-Encoding"); ce != originCoding {
+		t.Errorf("the origin sends %q for a browser, the test expected %q through the mirror proxy", ce, originCoding)
+	}
+}
