@@ -57,6 +57,15 @@ func Start(ctx context.Context, p Provider, req Request, timeout time.Duration) 
 	deadline := time.Now().Add(timeout)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	c := &Call{done: make(chan struct{}), deadline: deadline, cancel: cancel}
+	switch p.(type) {
+	case None, Static:
+		// In-memory providers answer at once: run them here, so that a
+		// busy scheduler cannot starve a goroutine past the deadline and
+		// lose bids that were never in doubt (seen under load).
+		c.bids, c.err = p.Bids(ctx, req)
+		close(c.done)
+		return c
+	}
 	go func() {
 		defer close(c.done)
 		c.bids, c.err = p.Bids(ctx, req)

@@ -83,3 +83,14 @@ func TestWaitCancelled(t *testing.T) {
 		t.Fatalf("outcome %v", out)
 	}
 }
+
+// Regression: under load the static provider's goroutine was sometimes not
+// scheduled before the deadline and pages lost their canned bids.
+func TestStaticProviderAnswersAtOnce(t *testing.T) {
+	c := Start(context.Background(), Static{BySlot: map[string]rewrite.Bid{"top": {}}}, Request{Slots: []rewrite.Slot{{ID: "top"}}}, time.Nanosecond)
+	defer c.Stop()
+	time.Sleep(time.Millisecond)
+	if bids, out := c.Wait(context.Background()); out != Completed || len(bids) != 1 {
+		t.Fatalf("outcome %v, %d bids", out, len(bids))
+	}
+}
