@@ -29,7 +29,6 @@ import (
 	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
-	"github.com/ssatd/ssatd/internal/edge"
 	"github.com/ssatd/ssatd/internal/proxy"
 	"github.com/ssatd/ssatd/internal/server"
 )
@@ -441,26 +440,6 @@ func proxyConfig(originURL string, offload bool) (*config.Config, error) {
 	return c, nil
 }
 
-// clientHandler is cmd/ssatd's composition of the data path (serve.go,
-// clientHandler): client → per-write deadline → edge (builtin) → guest.
-func clientHandler(cfg *config.Config, g *proxy.Guest) (http.Handler, error) {
-	var h http.Handler = g
-	if cfg.Platform.DeliveryCompression == config.DeliveryCompressionBuiltin {
-		dc := cfg.Delivery
-		e, err := edge.New(g, edge.Options{
-			GzipLevel:     dc.GzipLevel,
-			BrotliQuality: dc.BrotliQuality,
-			MinSize:       dc.MinSize,
-			Zstd:          dc.Zstd,
-		})
-		if err != nil {
-			return nil, err
-		}
-		h = e
-	}
-	return server.WriteDeadline(h, cfg.Server.WriteTimeout.Duration), nil
-}
-
 // startStack starts the origin and the proxies; the guests log to log
 // (the tool passes zap.NewNop: logging would dominate the figures).
 func startStack(res []*resource, log *zap.Logger) (st *stack, err error) {
@@ -489,20 +468,12 @@ func startStack(res []*resource, log *zap.Logger) (st *stack, err error) {
 		if err != nil {
 			return st, err
 		}
-		h, err := clientHandler(cfg, g)
+		h, err := server.ClientHandler(cfg, g)
 		if err != nil {
 			return st, err
 		}
-		sc := cfg.Server
 		st.cfgs[i], st.guests[i] = cfg, g
-		st.servers[i] = &http.Server{
-			Handler:           h,
-			ReadHeaderTimeout: sc.ReadHeaderTimeout.Duration,
-			ReadTimeout:       sc.ReadTimeout.Duration,
-			IdleTimeout:       sc.IdleTimeout.Duration,
-			MaxHeaderBytes:    sc.MaxHeaderBytes,
-			ErrorLog:          zap.NewStdLog(nop.Named("http")),
-		}
+		st.servers[i] = server.New(cfg, h, zap.NewStdLog(nop.Named("http")))
 		if st.proxyURL[i], err = st.serve(st.servers[i]); err != nil {
 			return st, err
 		}

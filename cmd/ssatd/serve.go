@@ -17,7 +17,6 @@ import (
 
 	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/config"
-	"github.com/ssatd/ssatd/internal/edge"
 	"github.com/ssatd/ssatd/internal/proxy"
 	"github.com/ssatd/ssatd/internal/server"
 )
@@ -94,46 +93,17 @@ func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
 		return nil, err
 	}
 	d := &daemon{cfg: cfg, log: log, guest: g}
-	handler, err := clientHandler(cfg, g)
+	handler, err := server.ClientHandler(cfg, g)
 	if err != nil {
 		return nil, err
 	}
-	sc := cfg.Server
-	d.client = &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: sc.ReadHeaderTimeout.Duration,
-		ReadTimeout:       sc.ReadTimeout.Duration,
-		IdleTimeout:       sc.IdleTimeout.Duration,
-		MaxHeaderBytes:    sc.MaxHeaderBytes,
-		ErrorLog:          zap.NewStdLog(log.Named("http")),
-	}
+	d.client = server.New(cfg, handler, zap.NewStdLog(log.Named("http")))
 	d.admin = &http.Server{
 		Handler:           d.adminRoutes(),
 		ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog:          zap.NewStdLog(log.Named("admin")),
 	}
 	return d, nil
-}
-
-// clientHandler is the data path client → edge → guest: with the builtin
-// platform the edge compresses hinted responses in-process (§5.4); with
-// "external" a CDN in front does, and with "unavailable" nothing is hinted.
-func clientHandler(cfg *config.Config, g *proxy.Guest) (http.Handler, error) {
-	var h http.Handler = g
-	if cfg.Platform.DeliveryCompression == config.DeliveryCompressionBuiltin {
-		dc := cfg.Delivery
-		e, err := edge.New(g, edge.Options{
-			GzipLevel:     dc.GzipLevel,
-			BrotliQuality: dc.BrotliQuality,
-			MinSize:       dc.MinSize,
-			Zstd:          dc.Zstd,
-		})
-		if err != nil {
-			return nil, err
-		}
-		h = e
-	}
-	return server.WriteDeadline(h, cfg.Server.WriteTimeout.Duration), nil
 }
 
 func (d *daemon) adminRoutes() http.Handler {
