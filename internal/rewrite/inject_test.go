@@ -89,3 +89,16 @@ func TestAdSlotsJSONShape(t *testing.T) {
 		t.Fatalf("empty bids: %s", b)
 	}
 }
+
+// Regression: AdSlotsScript filled nil formats and targeting in the
+// caller's slice, which the auction goroutine was reading (a data race
+// found by -race in the proxy tests).
+func TestAdSlotsScriptDoesNotMutateSlots(t *testing.T) {
+	slots := []Slot{{ID: "a"}}
+	if _, err := AdSlotsScript(slots); err != nil {
+		t.Fatal(err)
+	}
+	if slots[0].Formats != nil || slots[0].Targeting != nil {
+		t.Fatalf("caller's slot changed: %+v", slots[0])
+	}
+}
