@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -183,4 +184,39 @@ func noisyHTML(n int) []byte {
 		b = append(b, "</p>\n"...)
 	}
 	return b
+}
+
+// A panic in a layer in front of the guest before the body is copied (here
+// at WriteHeader) must not leave the pipeline goroutine blocked on the pipe
+// forever: the request ends and nothing leaks (goleak checks in TestMain).
+func TestPanicBeforeCopyDoesNotStrandPipeline(t *testing.T) {
+	e := newEnv(t, serveCoded(func() []byte { return noisyHTML(256 << 10) }))
+	panicky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.guest.ServeHTTP(panicAtHeader{w}, r)
+	}))
+	defer panicky.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req, _ := http.NewRequest("GET", panicky.URL+"/", nil)
+		req.Header.Set("Sec-Fetch-Dest", "document")
+		if resp, err := client.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request never ended: the pipeline is stranded")
+	}
+}
+
+type panicAtHeader struct{ http.ResponseWriter }
+
+// WriteHeader waits first so that the pipeline has filled its buffers and
+// is blocked writing into the pipe when the panic comes.
+func (panicAtHeader) WriteHeader(int) {
+	time.Sleep(200 * time.Millisecond)
+	panic(http.ErrAbortHandler)
 }

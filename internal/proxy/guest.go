@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -227,6 +228,7 @@ type exchange struct {
 	auctionOut     auction.Outcome
 	headFound      bool
 	passBody       *originBody // the body of a pass-through response
+	pipe           *io.PipeReader
 }
 
 func (x *exchange) fail(reason string, err error) {
@@ -273,6 +275,11 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Stop the origin fetch and the pipeline before logging, so the log
 		// line is final and nothing outlives the request.
 		cancel(errRequestDone)
+		if x.pipe != nil {
+			// Normally ReverseProxy has closed it already; if a panic cut
+			// the copy short, this unblocks a pipeline waiting to write.
+			x.pipe.CloseWithError(errRequestDone)
+		}
 		if x.done != nil {
 			<-x.done
 		}

@@ -87,6 +87,7 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 		return &guestError{status: http.StatusInternalServerError, reason: "encoder_init", msg: "internal error", cause: err}
 	}
 	x.done = make(chan struct{})
+	x.pipe = pr
 	go p.run()
 	resp.Body = pr
 	if p.started != nil {
