@@ -73,9 +73,12 @@ func New(next http.Handler, o Options) (*Edge, error) {
 		brOpts:  compress.Options{BrotliQuality: o.BrotliQuality, BrotliWindow: o.BrotliWindow},
 		minSize: o.MinSize,
 	}
-	if _, err := compress.NewWriter(compress.Brotli, discard{}, e.brOpts); err != nil {
+	// Check the brotli options once, here, rather than on a response.
+	bw, err := compress.NewWriter(compress.Brotli, discard{}, e.brOpts)
+	if err != nil {
 		return nil, fmt.Errorf("edge: brotli: %w", err)
 	}
+	_ = bw.Close()
 	gate := http.HandlerFunc(e.serveGate)
 	e.plain = gate
 	e.gz = wrap(gate)
