@@ -40,19 +40,30 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 		return &guestError{status: http.StatusBadGateway, reason: "origin_304_to_eligible", msg: "the origin answered 304 Not Modified to an unconditional request"}
 	}
 	if rt != routePipeline {
-		if rt == routePassThrough || rt == routeUnsupported {
-			if rt == routeUnsupported {
-				g.log.Info("unsupported content-encoding passed through", zap.String("path", req.URL.Path), zap.String("content_encoding", x.originCoding))
-			}
-			x.passBody = &originBody{rc: resp.Body, idle: g.idleTimeout, cancel: x.cancel}
-			resp.Body = x.passBody
-		}
-		if x.mode == modeOffload {
-			// §5.3: only HTML on the pipeline route is offloaded.
-			x.mode = modeMirror
-		}
+		g.passThrough(resp, x, rt)
 		return nil
 	}
+	return g.startPipeline(resp, x, coding)
+}
+
+// passThrough leaves the response as the origin sent it (§6.3), with the
+// idle timeout on its body. Offload applies only to HTML on the pipeline
+// route (§5.3), so the exchange falls back to mirror.
+func (g *Guest) passThrough(resp *http.Response, x *exchange, rt route) {
+	if rt == routeUnsupported {
+		g.log.Info("unsupported content-encoding passed through",
+			zap.String("path", resp.Request.URL.Path), zap.String("content_encoding", x.originCoding))
+	}
+	if rt == routePassThrough || rt == routeUnsupported {
+		x.passBody = &originBody{rc: resp.Body, idle: g.idleTimeout, cancel: x.cancel}
+		resp.Body = x.passBody
+	}
+	x.mode = modeMirror
+}
+
+// startPipeline checks the limits that can be checked before the headers
+// go out, sets the final headers and replaces the body with the pipeline.
+func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.Coding) error {
 	if resp.ContentLength > g.rawLimit {
 		// §7: a declared length above the limit is refused before anything
 		// is sent.
@@ -61,6 +72,8 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 			log: limitDetail(g.rawLimit, coding, x.mode, resp.ContentLength)}
 	}
 	body := &originBody{rc: resp.Body, limit: g.rawLimit, idle: g.idleTimeout, cancel: x.cancel}
+	// Reads the gzip or zlib header now, so that a corrupt one is a 502
+	// rather than an aborted 200.
 	dec, err := compress.NewReader(coding, body, g.decodedLimit)
 	if err != nil {
 		body.Close()
@@ -75,7 +88,7 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	applyRewrittenHeaders(resp.Header, x, out, g.platform != config.DeliveryCompressionUnavailable)
 	resp.ContentLength = -1
 	pr, pw := io.Pipe()
-	p := &pipeline{g: g, x: x, req: req, body: body, dec: dec, coding: out, pw: pw}
+	p := &pipeline{g: g, x: x, req: resp.Request, body: body, dec: dec, coding: out, pw: pw}
 	if g.diagnostics {
 		applyDiagnostics(resp, x, out, g.platform)
 		p.trailer = resp.Trailer
