@@ -93,11 +93,9 @@ type stateKey struct{}
 
 // state is shared by the layers of one request.
 type state struct {
-	ae       compress.AcceptEncoding
-	viaGzip  bool // gzhttp is in the chain (it added a Vary line)
-	choice   choice
-	decided  bool
-	hintSeen bool
+	ae      compress.AcceptEncoding
+	viaGzip bool // gzhttp is in the chain (it added a Vary line)
+	choice  choice
 }
 
 func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -176,9 +174,7 @@ func (g *gateWriter) decide(status int) {
 	hints := h.Values(HintHeader)
 	h.Del(HintHeader) // never reaches the client, compressed or not (§5.4)
 	st := g.st
-	st.decided = true
-	st.hintSeen = len(hints) > 0
-	if !st.hintSeen {
+	if len(hints) == 0 {
 		// Not ours to touch: undo gzhttp's Vary line and keep it out.
 		g.noGzip()
 		if st.viaGzip {
@@ -196,8 +192,8 @@ func (g *gateWriter) decide(status int) {
 	st.choice = c
 	// The representation now depends on Accept-Encoding either way; the
 	// guest may have listed it too, so keep a single line.
-	addVary(h, "Accept-Encoding")
-	if st.viaGzip && hasVaryLines(h, "Accept-Encoding") > 1 {
+	compress.AddVary(h, "Accept-Encoding")
+	if st.viaGzip && compress.VaryCount(h, "Accept-Encoding") > 1 {
 		removeFirstVary(h, "Accept-Encoding")
 	}
 	if c != choiceGzip {
@@ -209,34 +205,6 @@ func (g *gateWriter) noGzip() {
 	if g.st.viaGzip {
 		g.Header().Set(gzhttp.HeaderNoCompression, "1")
 	}
-}
-
-// addVary adds token to Vary unless listed already or Vary is "*".
-func addVary(h http.Header, token string) {
-	if hasVaryLines(h, token) > 0 {
-		return
-	}
-	for _, v := range h.Values("Vary") {
-		for _, f := range strings.Split(v, ",") {
-			if strings.TrimSpace(f) == "*" {
-				return
-			}
-		}
-	}
-	h.Add("Vary", token)
-}
-
-// hasVaryLines counts the Vary elements equal to token.
-func hasVaryLines(h http.Header, token string) int {
-	n := 0
-	for _, v := range h.Values("Vary") {
-		for _, f := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(f), token) {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // removeFirstVary removes the first Vary line that is exactly token: the

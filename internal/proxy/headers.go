@@ -56,21 +56,8 @@ func applyRewrittenHeaders(h http.Header, x *exchange, out compress.Coding, hint
 	}
 	if x.mode == modeOffload && hint {
 		h.Set(HintHeader, "on")
-		addVary(h, "Accept-Encoding")
+		compress.AddVary(h, "Accept-Encoding")
 	}
-}
-
-// addVary adds token to Vary unless it is already listed or Vary is "*".
-func addVary(h http.Header, token string) {
-	for _, v := range h.Values("Vary") {
-		for _, f := range strings.Split(v, ",") {
-			f = strings.TrimSpace(f)
-			if f == "*" || strings.EqualFold(f, token) {
-				return
-			}
-		}
-	}
-	h.Add("Vary", token)
 }
 
 // Diagnostics headers (debug.diagnostics_headers). Those known before the
