@@ -387,18 +387,7 @@ func loadResources(dir string, n int) ([]*resource, error) {
 var originOpts = compress.Options{GzipLevel: 6, BrotliQuality: 5, BrotliWindow: 22}
 
 func encode(c compress.Coding, b []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	w, err := compress.NewWriter(c, &buf, originOpts)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := w.Write(b); err != nil {
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return compress.Encode(c, b, originOpts)
 }
 
 // assetBody is a deterministic 64 KiB script.

@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -192,4 +193,21 @@ func (iw *identityWriter) Close() error {
 	iw.closed = true
 	iw.w = nil
 	return nil
+}
+
+// Encode returns data encoded as c in one piece: for origins, tests and
+// tools that hold a whole body, not for the streaming path.
+func Encode(c Coding, data []byte, o Options) ([]byte, error) {
+	var buf bytes.Buffer
+	w, err := NewWriter(c, &buf, o)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(data); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

@@ -36,18 +36,11 @@ func textPayload(n int, seed uint64) []byte {
 
 func encode(t testing.TB, c Coding, data []byte, o Options) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	w, err := NewWriter(c, &buf, o)
+	b, err := Encode(c, data, o)
 	if err != nil {
-		t.Fatalf("NewWriter(%s): %v", c, err)
+		t.Fatalf("encode %s: %v", c, err)
 	}
-	if _, err := w.Write(data); err != nil {
-		t.Fatalf("write %s: %v", c, err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatalf("close %s: %v", c, err)
-	}
-	return buf.Bytes()
+	return b
 }
 
 // decodeAll decodes everything from r, returning what was produced before

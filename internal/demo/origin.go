@@ -2,8 +2,6 @@ package demo
 
 import (
 	"bytes"
-	"compress/gzip"
-	"compress/zlib"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -20,8 +18,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/andybalholm/brotli"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/ssatd/ssatd/internal/compress"
 )
 
 // Codings the origin can send, in its default order of preference when the
@@ -189,31 +188,11 @@ func (o *Origin) precompress() error {
 	return eg.Wait()
 }
 
+// demoOpts are the demo origin's encoder settings.
+var demoOpts = compress.Options{GzipLevel: gzipLevel, BrotliQuality: brotliQuality, BrotliWindow: brotliWindow}
+
 func encode(coding string, data []byte) ([]byte, error) {
-	var b bytes.Buffer
-	var w io.WriteCloser
-	var err error
-	switch coding {
-	case "gzip":
-		w, err = gzip.NewWriterLevel(&b, gzipLevel)
-	case "deflate":
-		// HTTP's "deflate" is the zlib format (RFC 9110 §8.4.1.2).
-		w, err = zlib.NewWriterLevel(&b, gzipLevel)
-	case "br":
-		w = brotli.NewWriterOptions(&b, brotli.WriterOptions{Quality: brotliQuality, LGWin: brotliWindow})
-	default:
-		return nil, fmt.Errorf("demo: no encoder for %q", coding)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if _, err := w.Write(data); err != nil {
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return compress.Encode(compress.Coding(coding), data, demoOpts)
 }
 
 // Host is the host[:port] the pages link to.

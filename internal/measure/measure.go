@@ -225,7 +225,7 @@ func (m *measurer) measurePage(ctx context.Context, p Page) (PageResult, error) 
 	}
 	sources := map[compress.Coding][]byte{compress.Identity: p.Body}
 	for _, c := range originCodings {
-		b, err := encode(c, p.Body, compress.Options{GzipLevel: m.opts.OriginGzipLevel, BrotliQuality: m.opts.OriginBrotliQuality, BrotliWindow: 22})
+		b, err := compress.Encode(c, p.Body, compress.Options{GzipLevel: m.opts.OriginGzipLevel, BrotliQuality: m.opts.OriginBrotliQuality, BrotliWindow: 22})
 		if err != nil {
 			return res, err
 		}
@@ -417,21 +417,6 @@ func differingBytes(a, b []byte) int64 {
 		s++
 	}
 	return int64(max(len(a), len(b)) - p - s)
-}
-
-func encode(c compress.Coding, data []byte, o compress.Options) ([]byte, error) {
-	var buf bytes.Buffer
-	w, err := compress.NewWriter(c, &buf, o)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := w.Write(data); err != nil {
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

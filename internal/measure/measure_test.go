@@ -340,7 +340,7 @@ func TestEquivalenceFailure(t *testing.T) {
 			if err != nil {
 				panic(err)
 			}
-			re, err := encode("gzip", plain, compressOptions(1))
+			re, err := compress.Encode(compress.Gzip, plain, compressOptions(1))
 			if err != nil || bytes.Equal(re, b) {
 				panic("re-encoding did not change the bytes")
 			}

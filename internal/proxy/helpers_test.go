@@ -133,19 +133,15 @@ func (e *env) mustGet(t *testing.T, path string, opts ...reqOpt) (*http.Response
 
 func encode(t testing.TB, c compress.Coding, s []byte) []byte {
 	t.Helper()
-	var b bytes.Buffer
-	w, err := compress.NewWriter(c, &b, compress.Options{GzipLevel: 6, BrotliQuality: 5, BrotliWindow: 22})
+	b, err := compress.Encode(c, s, originOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Write(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	return b
 }
+
+// originOpts are the test origins' encoder settings.
+var originOpts = compress.Options{GzipLevel: 6, BrotliQuality: 5, BrotliWindow: 22}
 
 func decode(t testing.TB, c compress.Coding, s []byte) []byte {
 	t.Helper()
@@ -175,11 +171,7 @@ func serveCoded(body func() []byte, prefer ...compress.Coding) http.HandlerFunc 
 		}
 		b := body()
 		if c != compress.Identity {
-			var buf bytes.Buffer
-			cw, _ := compress.NewWriter(c, &buf, compress.Options{GzipLevel: 6, BrotliQuality: 5, BrotliWindow: 22})
-			cw.Write(b)
-			cw.Close()
-			b = buf.Bytes()
+			b, _ = compress.Encode(c, b, originOpts)
 			w.Header().Set("Content-Encoding", string(c))
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

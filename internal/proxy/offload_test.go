@@ -32,11 +32,7 @@ func stubbornOrigin(c compress.Coding, page func() []byte, asked *string) http.H
 		b := page()
 		if c != compress.Identity {
 			w.Header().Set("Content-Encoding", string(c))
-			var buf bytes.Buffer
-			cw, _ := compress.NewWriter(c, &buf, compress.Options{GzipLevel: 6, BrotliQuality: 5, BrotliWindow: 22})
-			cw.Write(b)
-			cw.Close()
-			b = buf.Bytes()
+			b, _ = compress.Encode(c, b, originOpts)
 		}
 		w.Header().Set("Content-Length", fmt.Sprint(len(b)))
 		w.Write(b)
