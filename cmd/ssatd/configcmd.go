@@ -32,12 +32,20 @@ func configFlags(name string, args []string, stderr io.Writer, environ []string)
 	return *path, true
 }
 
-func loadConfig(path string, environ []string) (*config.Config, error) {
+// loadConfig parses -config and loads the file: the start of serve and
+// config check. code is the exit status when cfg is nil: 2 for usage, 1
+// for a configuration that has problems (all of them printed).
+func loadConfig(name string, args []string, stderr io.Writer, environ []string) (cfg *config.Config, path string, code int) {
+	path, ok := configFlags(name, args, stderr, environ)
+	if !ok {
+		return nil, "", 2
+	}
 	cfg, err := config.Load(path, environ)
 	if err != nil {
-		return nil, err
+		printProblems(stderr, path, err)
+		return nil, path, 1
 	}
-	return cfg, nil
+	return cfg, path, 0
 }
 
 // printProblems writes each configuration problem on its own line.
@@ -61,14 +69,9 @@ func describe(path string) string {
 }
 
 func cmdConfigCheck(args []string, stdout, stderr io.Writer, environ []string) int {
-	path, ok := configFlags("config check", args, stderr, environ)
-	if !ok {
-		return 2
-	}
-	cfg, err := loadConfig(path, environ)
-	if err != nil {
-		printProblems(stderr, path, err)
-		return 1
+	cfg, path, code := loadConfig("config check", args, stderr, environ)
+	if cfg == nil {
+		return code
 	}
 	for _, w := range cfg.Warnings() {
 		fmt.Fprintf(stderr, "warning: %s\n", w)

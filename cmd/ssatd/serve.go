@@ -22,14 +22,9 @@ import (
 )
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
-	path, ok := configFlags("serve", args, stderr, environ)
-	if !ok {
-		return 2
-	}
-	cfg, err := loadConfig(path, environ)
-	if err != nil {
-		printProblems(stderr, path, err)
-		return 1
+	cfg, _, code := loadConfig("serve", args, stderr, environ)
+	if cfg == nil {
+		return code
 	}
 	log, err := newLogger(stderr, environ)
 	if err != nil {

@@ -197,7 +197,7 @@ func TestOriginHeadersAndValidators(t *testing.T) {
 		t.Errorf("HEAD: status %d, %d body bytes, Content-Length %s (GET body %d)", resp.StatusCode, len(b), resp.Header.Get("Content-Length"), len(body))
 	}
 
-	resp, b = fetch(t, http.MethodPost, base+"/", nil)
+	resp, _ = fetch(t, http.MethodPost, base+"/", nil)
 	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
 		t.Errorf("POST: status %d Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
 	}

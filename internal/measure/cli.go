@@ -128,15 +128,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 			fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
 			return 1
 		}
-		if err := emit(stdout, outPath, func(w io.Writer) error {
-			switch format {
-			case "json":
-				return rep.WriteJSON(w)
-			case "csv":
-				return rep.WriteCSV(w)
-			}
-			return rep.WriteTable(w)
-		}); err != nil {
+		if err := emit(stdout, outPath, inFormat(rep, format)); err != nil {
 			fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
 			return 1
 		}
@@ -195,15 +187,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 	}
 	rep.Pages = results
 	rep.Summary = Summarize(results)
-	if err := emit(stdout, outPath, func(w io.Writer) error {
-		switch format {
-		case "json":
-			return rep.WriteJSON(w)
-		case "csv":
-			return rep.WriteCSV(w)
-		}
-		return rep.WriteTable(w)
-	}); err != nil {
+	if err := emit(stdout, outPath, inFormat(rep, format)); err != nil {
 		fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
 		return 1
 	}
@@ -298,4 +282,23 @@ func progressFor(stderr io.Writer, n int) (func(), func()) {
 		progressbar.OptionThrottle(100*time.Millisecond),
 	)
 	return func() { _ = bar.Add(1) }, func() { _ = bar.Finish() }
+}
+
+// formats is what both reports (offline pages and a running daemon) can
+// write.
+type formats interface {
+	WriteJSON(io.Writer) error
+	WriteCSV(io.Writer) error
+	WriteTable(io.Writer) error
+}
+
+// inFormat picks the writer of -format.
+func inFormat(r formats, format string) func(io.Writer) error {
+	switch format {
+	case "json":
+		return r.WriteJSON
+	case "csv":
+		return r.WriteCSV
+	}
+	return r.WriteTable
 }

@@ -99,11 +99,10 @@ var corruptHook func(page, mode string, out []byte) []byte
 
 // measurer holds the state of one offline measurement.
 type measurer struct {
-	opts    Options
-	shared  *proxy.Guest // when opts.Config is set
-	sharedE http.Handler
-	domain  string
-	out     bytes.Buffer // reused output buffer
+	opts   Options
+	shared *proxy.Guest // when opts.Config is set
+	domain string
+	out    bytes.Buffer // reused output buffer
 }
 
 func newMeasurer(o Options) (*measurer, error) {
@@ -202,11 +201,6 @@ func timed(f func() error) (sample, error) {
 	}
 	return s, err
 }
-
-// failure is one non-equivalent or failed output.
-type failure struct{ page, mode, why string }
-
-func (f failure) String() string { return fmt.Sprintf("%s: %s: %s", f.page, f.mode, f.why) }
 
 // measurePage measures every mode of one page.
 func (m *measurer) measurePage(ctx context.Context, p Page) (PageResult, error) {

@@ -69,8 +69,7 @@ func sortedNames(pages map[string][]byte) []string {
 func TestCorpusMirrorEquivalence(t *testing.T) {
 	pages := corpusPages(t)
 	var current []byte
-	var e *env
-	e = newEnv(t, serveCoded(func() []byte { return current }, compress.Brotli, compress.Gzip, compress.Deflate))
+	e := newEnv(t, serveCoded(func() []byte { return current }, compress.Brotli, compress.Gzip, compress.Deflate))
 	rewrittenPages := 0
 	for _, name := range sortedNames(pages) {
 		page := pages[name]
