@@ -69,7 +69,6 @@ type rewriter struct {
 	stats Stats
 	attrs []attr
 	buf   []byte
-	ohB   []byte
 	err   error
 }
 
@@ -84,10 +83,10 @@ func Rewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
 		opts: opts,
 		hosts: hostRewriter{
 			originHost:  opts.OriginHost,
+			hostB:       []byte(opts.OriginHost),
 			requestHost: opts.RequestHost,
 			scheme:      opts.RequestScheme,
 		},
-		ohB: []byte(opts.OriginHost),
 	}
 	z := html.NewTokenizer(cr)
 	maxTok := opts.MaxTokenBytes
@@ -187,7 +186,7 @@ func (rw *rewriter) startTag(raw []byte) {
 func (rw *rewriter) rewriteAttrs(raw []byte) {
 	// Most tags name neither the origin host nor a character reference;
 	// they are copied without scanning their attributes.
-	if len(rw.ohB) == 0 || (!bytes.Contains(raw, rw.ohB) && bytes.IndexByte(raw, '&') < 0) {
+	if len(rw.hosts.hostB) == 0 || (!bytes.Contains(raw, rw.hosts.hostB) && bytes.IndexByte(raw, '&') < 0) {
 		rw.write(raw)
 		return
 	}

@@ -44,6 +44,7 @@ func classifyAttr(name []byte) attrKind {
 // hostRewriter rewrites occurrences of the origin host in URL attribute values.
 type hostRewriter struct {
 	originHost  string // host[:port] of the origin, lower case
+	hostB       []byte // originHost, for matching raw bytes
 	requestHost string // client-facing host[:port]
 	scheme      string // client-facing scheme
 }
@@ -122,14 +123,18 @@ func (h *hostRewriter) rewrite(v string, kind attrKind) (string, bool) {
 // unchanged parts stay byte-identical; otherwise the new decoded value is
 // re-encoded for its quoting context.
 func (h *hostRewriter) rewriteRawValue(raw []byte, quote byte, kind attrKind) ([]byte, bool) {
-	rawStr := string(raw)
 	if bytes.IndexByte(raw, '&') < 0 {
-		out, changed := h.rewrite(rawStr, kind)
+		if !bytes.Contains(raw, h.hostB) {
+			return nil, false // the common case, without allocating
+		}
+		// Host names introduce no character that needs escaping.
+		out, changed := h.rewrite(string(raw), kind)
 		if !changed {
 			return nil, false
 		}
-		return []byte(encodeAttr(out, quote, rawStr)), true
+		return []byte(out), true
 	}
+	rawStr := string(raw)
 	decoded := html.UnescapeString(rawStr)
 	out, changed := h.rewrite(decoded, kind)
 	if !changed {
@@ -141,17 +146,11 @@ func (h *hostRewriter) rewriteRawValue(raw []byte, quote byte, kind attrKind) ([
 	if direct, ok := h.rewrite(rawStr, kind); ok && html.UnescapeString(direct) == out {
 		return []byte(direct), true
 	}
-	return []byte(encodeAttr(out, quote, "")), true
+	return []byte(encodeAttr(out, quote)), true
 }
 
-// encodeAttr escapes a decoded value for the given quote context. For values
-// that came without references (orig non-empty) only the characters the
-// replacement may have introduced need care, and host names introduce none,
-// so they are returned as they are.
-func encodeAttr(v string, quote byte, orig string) string {
-	if orig != "" || v == "" {
-		return v
-	}
+// encodeAttr escapes a decoded value for the given quote context.
+func encodeAttr(v string, quote byte) string {
 	var b strings.Builder
 	for i := 0; i < len(v); i++ {
 		switch c := v[i]; c {
