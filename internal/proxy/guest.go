@@ -52,7 +52,6 @@ type Options struct {
 
 // Guest is the SSAT handler. It is safe for concurrent use.
 type Guest struct {
-	cfg            *config.Config
 	origin         *url.URL
 	originHost     string
 	hostOverride   string
@@ -86,7 +85,6 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		return nil, fmt.Errorf("proxy: configuration was not validated (publisher.origin_url not parsed)")
 	}
 	g := &Guest{
-		cfg:            cfg,
 		origin:         cfg.Publisher.Origin,
 		originHost:     cfg.Publisher.OriginHost,
 		hostOverride:   cfg.Publisher.OriginHostHeaderOverride,
@@ -226,7 +224,6 @@ type exchange struct {
 	reason         string
 	err            error
 	auctionOut     auction.Outcome
-	headFound      bool
 	passBody       *originBody // the body of a pass-through response
 	pipe           *io.PipeReader
 }

@@ -248,7 +248,6 @@ func (p *pipeline) process() (rewrite.Stats, error) {
 	p.x.outBytes = p.sent.n
 	p.x.processedBytes = p.front.written
 	p.x.guestTime = time.Since(start) - wait
-	p.x.headFound = st.HeadFound
 	p.x.mu.Unlock()
 	return st, err
 }
