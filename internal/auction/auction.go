@@ -7,34 +7,34 @@ import (
 	"context"
 	"time"
 
-	"github.com/ssatd/ssatd/internal/rewrite"
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 // Request describes what is being auctioned.
 type Request struct {
 	Path  string
-	Slots []rewrite.Slot
+	Slots []ssat.Slot
 }
 
 // Provider returns the winning bid per slot id. It must honour ctx.
 type Provider interface {
-	Bids(ctx context.Context, req Request) (map[string]rewrite.Bid, error)
+	Bids(ctx context.Context, req Request) (map[string]ssat.Bid, error)
 }
 
 // None is the provider that never bids: pages get an empty bids object.
 type None struct{}
 
-func (None) Bids(context.Context, Request) (map[string]rewrite.Bid, error) {
-	return map[string]rewrite.Bid{}, nil
+func (None) Bids(context.Context, Request) (map[string]ssat.Bid, error) {
+	return map[string]ssat.Bid{}, nil
 }
 
 // Static returns configured bids for the slots that were matched.
 type Static struct {
-	BySlot map[string]rewrite.Bid
+	BySlot map[string]ssat.Bid
 }
 
-func (s Static) Bids(_ context.Context, req Request) (map[string]rewrite.Bid, error) {
-	out := make(map[string]rewrite.Bid, len(req.Slots))
+func (s Static) Bids(_ context.Context, req Request) (map[string]ssat.Bid, error) {
+	out := make(map[string]ssat.Bid, len(req.Slots))
 	for _, sl := range req.Slots {
 		if b, ok := s.BySlot[sl.ID]; ok {
 			out[sl.ID] = b
@@ -46,7 +46,7 @@ func (s Static) Bids(_ context.Context, req Request) (map[string]rewrite.Bid, er
 // Call is one running auction.
 type Call struct {
 	done     chan struct{}
-	bids     map[string]rewrite.Bid
+	bids     map[string]ssat.Bid
 	err      error
 	deadline time.Time
 	cancel   context.CancelFunc
@@ -85,7 +85,7 @@ const (
 
 // Wait returns the bids, or an empty set when the auction failed or did not
 // finish by its deadline: the page is never held longer than the timeout.
-func (c *Call) Wait(ctx context.Context) (map[string]rewrite.Bid, Outcome) {
+func (c *Call) Wait(ctx context.Context) (map[string]ssat.Bid, Outcome) {
 	// A finished auction is used even when the page reaches </body> after
 	// the deadline: select would otherwise pick at random between the two
 	// ready cases.
@@ -100,18 +100,18 @@ func (c *Call) Wait(ctx context.Context) (map[string]rewrite.Bid, Outcome) {
 	case <-c.done:
 		return c.result()
 	case <-t.C:
-		return map[string]rewrite.Bid{}, TimedOut
+		return map[string]ssat.Bid{}, TimedOut
 	case <-ctx.Done():
-		return map[string]rewrite.Bid{}, Cancelled
+		return map[string]ssat.Bid{}, Cancelled
 	}
 }
 
 // Stop releases the auction's resources; the provider's context is cancelled.
 func (c *Call) Stop() { c.cancel() }
 
-func (c *Call) result() (map[string]rewrite.Bid, Outcome) {
+func (c *Call) result() (map[string]ssat.Bid, Outcome) {
 	if c.err != nil {
-		return map[string]rewrite.Bid{}, Failed
+		return map[string]ssat.Bid{}, Failed
 	}
 	return c.bids, Completed
 }

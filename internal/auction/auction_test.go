@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ssatd/ssatd/internal/rewrite"
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 type slowProvider struct {
@@ -14,7 +14,7 @@ type slowProvider struct {
 	err   error
 }
 
-func (p slowProvider) Bids(ctx context.Context, req Request) (map[string]rewrite.Bid, error) {
+func (p slowProvider) Bids(ctx context.Context, req Request) (map[string]ssat.Bid, error) {
 	select {
 	case <-time.After(p.delay):
 	case <-ctx.Done():
@@ -23,7 +23,7 @@ func (p slowProvider) Bids(ctx context.Context, req Request) (map[string]rewrite
 	if p.err != nil {
 		return nil, p.err
 	}
-	return map[string]rewrite.Bid{"top": {HbPb: "1.00"}}, nil
+	return map[string]ssat.Bid{"top": {HbPb: "1.00"}}, nil
 }
 
 func TestWait(t *testing.T) {
@@ -37,12 +37,12 @@ func TestWait(t *testing.T) {
 		{"completes in time", slowProvider{delay: 10 * time.Millisecond}, time.Second, Completed, 1},
 		{"times out", slowProvider{delay: time.Second}, 50 * time.Millisecond, TimedOut, 0},
 		{"fails", slowProvider{err: errors.New("no")}, time.Second, Failed, 0},
-		{"static matches slots", Static{BySlot: map[string]rewrite.Bid{"top": {}, "other": {}}}, time.Second, Completed, 1},
+		{"static matches slots", Static{BySlot: map[string]ssat.Bid{"top": {}, "other": {}}}, time.Second, Completed, 1},
 		{"none", None{}, time.Second, Completed, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := Start(context.Background(), tt.p, Request{Slots: []rewrite.Slot{{ID: "top"}}}, tt.timeout)
+			c := Start(context.Background(), tt.p, Request{Slots: []ssat.Slot{{ID: "top"}}}, tt.timeout)
 			defer c.Stop()
 			start := time.Now()
 			bids, out := c.Wait(context.Background())
@@ -87,7 +87,7 @@ func TestWaitCancelled(t *testing.T) {
 // Regression: under load the static provider's goroutine was sometimes not
 // scheduled before the deadline and pages lost their canned bids.
 func TestStaticProviderAnswersAtOnce(t *testing.T) {
-	c := Start(context.Background(), Static{BySlot: map[string]rewrite.Bid{"top": {}}}, Request{Slots: []rewrite.Slot{{ID: "top"}}}, time.Nanosecond)
+	c := Start(context.Background(), Static{BySlot: map[string]ssat.Bid{"top": {}}}, Request{Slots: []ssat.Slot{{ID: "top"}}}, time.Nanosecond)
 	defer c.Stop()
 	time.Sleep(time.Millisecond)
 	if bids, out := c.Wait(context.Background()); out != Completed || len(bids) != 1 {

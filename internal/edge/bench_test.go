@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 // BenchmarkEdge times the edge layer alone: compressing an identity page,
@@ -24,7 +26,7 @@ func BenchmarkEdge(b *testing.B) {
 		}
 		inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
-			w.Header().Set(HintHeader, "on")
+			w.Header().Set(ssat.HintHeader, "on")
 			for p := page; len(p) > 0; {
 				n := min(len(p), 32<<10) // the guest's buffer size
 				w.Write(p[:n])

@@ -17,6 +17,7 @@ import (
 	"github.com/klauspost/compress/gzhttp"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 // Options configure the edge. They are checked once, by New.
@@ -171,8 +172,8 @@ func (g *gateWriter) Unwrap() http.ResponseWriter { return g.ResponseWriter }
 
 func (g *gateWriter) decide(status int) {
 	h := g.Header()
-	hints := h.Values(HintHeader)
-	h.Del(HintHeader) // never reaches the client, compressed or not (§5.4)
+	hints := h.Values(ssat.HintHeader)
+	h.Del(ssat.HintHeader) // never reaches the client, compressed or not (§5.4)
 	st := g.st
 	if len(hints) == 0 {
 		// Not ours to touch: undo gzhttp's Vary line and keep it out.

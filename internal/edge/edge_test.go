@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 func TestNegotiate(t *testing.T) {
@@ -119,7 +120,7 @@ func TestHintedResponsesCompressed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newEdge(t, Options{}, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/html")
-				w.Header().Set(HintHeader, tt.hint)
+				w.Header().Set(ssat.HintHeader, tt.hint)
 				w.Header().Set("Vary", "Cookie")
 				w.Header().Set("Content-Length", fmt.Sprint(len(body)))
 				io.WriteString(w, body)
@@ -128,7 +129,7 @@ func TestHintedResponsesCompressed(t *testing.T) {
 			if got := resp.Header.Get("Content-Encoding"); got != tt.want {
 				t.Fatalf("Content-Encoding = %q, want %q", got, tt.want)
 			}
-			if resp.Header.Get(HintHeader) != "" {
+			if resp.Header.Get(ssat.HintHeader) != "" {
 				t.Fatal("hint reached the client")
 			}
 			if got := decodeAs(t, tt.want, b); got != body {
@@ -173,7 +174,7 @@ func TestSkipRules(t *testing.T) {
 				w.Header().Set("Content-Type", "text/html")
 				w.Header().Set("Vary", "Cookie")
 				if tt.hint {
-					w.Header().Set(HintHeader, "on")
+					w.Header().Set(ssat.HintHeader, "on")
 				}
 				for k, v := range tt.hdr {
 					w.Header().Set(k, v)
@@ -183,7 +184,7 @@ func TestSkipRules(t *testing.T) {
 			})
 			for _, ae := range []string{"gzip, br", "br", "gzip"} {
 				resp, b := fetch(t, s.URL, tt.method, ae)
-				if resp.Header.Get(HintHeader) != "" {
+				if resp.Header.Get(ssat.HintHeader) != "" {
 					t.Fatal("hint reached the client")
 				}
 				if got, want := resp.Header.Get("Content-Encoding"), tt.hdr["Content-Encoding"]; got != want {
@@ -207,7 +208,7 @@ func TestFlushStreamsCompressed(t *testing.T) {
 		t.Run(ae, func(t *testing.T) {
 			release := make(chan struct{})
 			s := newEdge(t, Options{}, func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set(HintHeader, "on")
+				w.Header().Set(ssat.HintHeader, "on")
 				io.WriteString(w, "<p>first</p>")
 				http.NewResponseController(w).Flush()
 				<-release
@@ -239,7 +240,7 @@ func TestAbortLeavesStreamUnfinished(t *testing.T) {
 	for _, ae := range []string{"br", "gzip"} {
 		t.Run(ae, func(t *testing.T) {
 			s := newEdge(t, Options{}, func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set(HintHeader, "on")
+				w.Header().Set(ssat.HintHeader, "on")
 				io.WriteString(w, strings.Repeat("<p>part</p>", 1000))
 				http.NewResponseController(w).Flush()
 				panic(http.ErrAbortHandler)
@@ -262,7 +263,7 @@ func TestMinSize(t *testing.T) {
 	for _, ae := range []string{"br", "gzip"} {
 		for _, size := range []int{99, 100, 5000} {
 			s := newEdge(t, Options{MinSize: 100}, func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set(HintHeader, "on")
+				w.Header().Set(ssat.HintHeader, "on")
 				io.WriteString(w, strings.Repeat("a", size))
 			})
 			resp, b := fetch(t, s.URL, "GET", ae)
@@ -283,7 +284,7 @@ func TestMinSize(t *testing.T) {
 func TestZstdOnlyWhenEnabled(t *testing.T) {
 	for _, enabled := range []bool{false, true} {
 		s := newEdge(t, Options{Zstd: enabled}, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set(HintHeader, "on")
+			w.Header().Set(ssat.HintHeader, "on")
 			io.WriteString(w, body)
 		})
 		resp, _ := fetch(t, s.URL, "GET", "zstd, gzip")

@@ -7,10 +7,6 @@ import (
 	"github.com/ssatd/ssatd/internal/compress"
 )
 
-// HintHeader is the response header by which the guest asks the edge to
-// compress (spec §5.4). The edge removes it from every response.
-const HintHeader = "X-Compress-Hint"
-
 // choice is what the edge does with one response body.
 type choice int
 

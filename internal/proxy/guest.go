@@ -30,6 +30,7 @@ import (
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/rewrite"
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 // Options are the parts of a Guest that are not configuration.
@@ -156,9 +157,9 @@ func providerFromConfig(cfg *config.Config) auction.Provider {
 	if cfg.Auction.Provider != config.AuctionProviderStatic {
 		return auction.None{}
 	}
-	by := make(map[string]rewrite.Bid, len(cfg.Auction.StaticBids))
+	by := make(map[string]ssat.Bid, len(cfg.Auction.StaticBids))
 	for _, b := range cfg.Auction.StaticBids {
-		by[b.SlotID] = rewrite.Bid{Adm: b.Adm, H: b.H, HbAdid: b.HbAdid, HbBidder: b.HbBidder, HbPb: b.HbPb, W: b.W}
+		by[b.SlotID] = ssat.Bid{Adm: b.Adm, H: b.H, HbAdid: b.HbAdid, HbBidder: b.HbBidder, HbPb: b.HbPb, W: b.W}
 	}
 	return auction.Static{BySlot: by}
 }
@@ -201,7 +202,7 @@ type exchange struct {
 	view       clientView
 	eligible   bool
 	ineligible string
-	slots      []rewrite.Slot
+	slots      []ssat.Slot
 	auction    *auction.Call
 	mode       mode
 	originAE   string
@@ -331,8 +332,8 @@ func exchangeOf(r *http.Request) *exchange {
 	return x
 }
 
-func (g *Guest) matchSlots(path string) []rewrite.Slot {
-	var out []rewrite.Slot
+func (g *Guest) matchSlots(path string) []ssat.Slot {
+	var out []ssat.Slot
 	for i := range g.slots {
 		s := &g.slots[i]
 		if !s.Matches(path) {
@@ -342,7 +343,7 @@ func (g *Guest) matchSlots(path string) []rewrite.Slot {
 		if div == "" {
 			div = s.ID
 		}
-		out = append(out, rewrite.Slot{DivID: div, Formats: s.Formats, GAMUnitPath: s.GAMUnitPath, ID: s.ID, Targeting: s.Targeting})
+		out = append(out, ssat.Slot{DivID: div, Formats: s.Formats, GAMUnitPath: s.GAMUnitPath, ID: s.ID, Targeting: s.Targeting})
 	}
 	return out
 }

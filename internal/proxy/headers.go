@@ -5,11 +5,11 @@ import (
 	"strings"
 
 	"github.com/ssatd/ssatd/internal/compress"
-	"github.com/ssatd/ssatd/internal/edge"
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 // HintHeader asks the edge to compress a response (§5.4).
-const HintHeader = edge.HintHeader
+const HintHeader = ssat.HintHeader
 
 // privateCacheControl is the §6.1 cache policy for personalised pages.
 const privateCacheControl = "private, max-age=0"

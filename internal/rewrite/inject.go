@@ -4,27 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/ssatd/ssatd/internal/ssat"
 )
-
-// Slot is one matched ad slot as the client bundle receives it (§4.3). The
-// fields are declared in key order so the JSON keys come out sorted.
-type Slot struct {
-	DivID       string         `json:"div_id"`
-	Formats     [][]int        `json:"formats"`
-	GAMUnitPath string         `json:"gam_unit_path"`
-	ID          string         `json:"id"`
-	Targeting   map[string]any `json:"targeting"`
-}
-
-// Bid is a slot's winning bid, keys sorted like Slot's.
-type Bid struct {
-	Adm      string `json:"adm"`
-	H        int    `json:"h"`
-	HbAdid   string `json:"hb_adid"`
-	HbBidder string `json:"hb_bidder"`
-	HbPb     string `json:"hb_pb"`
-	W        int    `json:"w"`
-}
 
 // BundlePath is the path the client bundle is served from.
 const BundlePath = "/static/tsjs=tsjs-unified.min.js"
@@ -35,10 +17,10 @@ func BundleTag(hexHash string) []byte {
 }
 
 // AdSlotsScript is the §4.3 head script declaring the matched slots.
-func AdSlotsScript(slots []Slot) ([]byte, error) {
+func AdSlotsScript(slots []ssat.Slot) ([]byte, error) {
 	// The caller's slots are shared with the auction: normalise a copy so
 	// that empty lists and maps encode as [] and {} rather than null.
-	out := make([]Slot, len(slots))
+	out := make([]ssat.Slot, len(slots))
 	for i, s := range slots {
 		if s.Formats == nil {
 			s.Formats = [][]int{}
@@ -60,9 +42,9 @@ func AdSlotsScript(slots []Slot) ([]byte, error) {
 }
 
 // BidsScript is the §4.3 script placed before </body>.
-func BidsScript(bids map[string]Bid) ([]byte, error) {
+func BidsScript(bids map[string]ssat.Bid) ([]byte, error) {
 	if bids == nil {
-		bids = map[string]Bid{}
+		bids = map[string]ssat.Bid{}
 	}
 	js, err := json.Marshal(bids)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 // hostile values try to leave the script element or the string literal.
@@ -19,8 +21,8 @@ var scriptBody = regexp.MustCompile(`(?s)^<script>(.*)</script>$`)
 
 func TestScriptEscapingCannotBreakOut(t *testing.T) {
 	for _, h := range hostile {
-		slots := []Slot{{ID: h, DivID: h, GAMUnitPath: h, Formats: [][]int{{300, 250}}, Targeting: map[string]any{h: h}}}
-		bids := map[string]Bid{h: {Adm: h, HbBidder: h, HbPb: h, HbAdid: h, W: 1, H: 2}}
+		slots := []ssat.Slot{{ID: h, DivID: h, GAMUnitPath: h, Formats: [][]int{{300, 250}}, Targeting: map[string]any{h: h}}}
+		bids := map[string]ssat.Bid{h: {Adm: h, HbBidder: h, HbPb: h, HbAdid: h, W: 1, H: 2}}
 		a, err := AdSlotsScript(slots)
 		if err != nil {
 			t.Fatal(err)
@@ -51,8 +53,8 @@ func TestScriptsEvaluateToOriginalValues(t *testing.T) {
 		t.Skip("node not found: cannot evaluate the injected scripts")
 	}
 	for _, h := range hostile {
-		slots := []Slot{{ID: h, Formats: [][]int{{728, 90}}, Targeting: map[string]any{"k": []string{h}}}}
-		bids := map[string]Bid{h: {Adm: h, W: 728, H: 90}}
+		slots := []ssat.Slot{{ID: h, Formats: [][]int{{728, 90}}, Targeting: map[string]any{"k": []string{h}}}}
+		bids := map[string]ssat.Bid{h: {Adm: h, W: 728, H: 90}}
 		a, _ := AdSlotsScript(slots)
 		b, _ := BidsScript(bids)
 		js := "var window={};" + scriptBody.FindStringSubmatch(string(a))[1] + ";" +
@@ -63,8 +65,8 @@ func TestScriptsEvaluateToOriginalValues(t *testing.T) {
 			t.Fatalf("node failed for %q: %v", h, err)
 		}
 		var got struct {
-			S []Slot
-			B map[string]Bid
+			S []ssat.Slot
+			B map[string]ssat.Bid
 		}
 		if err := json.Unmarshal(out, &got); err != nil {
 			t.Fatalf("bad node output %s: %v", out, err)
@@ -76,7 +78,7 @@ func TestScriptsEvaluateToOriginalValues(t *testing.T) {
 }
 
 func TestAdSlotsJSONShape(t *testing.T) {
-	a, err := AdSlotsScript([]Slot{{ID: "top", DivID: "top", Formats: [][]int{{728, 90}}, GAMUnitPath: "/1/top"}})
+	a, err := AdSlotsScript([]ssat.Slot{{ID: "top", DivID: "top", Formats: [][]int{{728, 90}}, GAMUnitPath: "/1/top"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +96,7 @@ func TestAdSlotsJSONShape(t *testing.T) {
 // caller's slice, which the auction goroutine was reading (a data race
 // found by -race in the proxy tests).
 func TestAdSlotsScriptDoesNotMutateSlots(t *testing.T) {
-	slots := []Slot{{ID: "a"}}
+	slots := []ssat.Slot{{ID: "a"}}
 	if _, err := AdSlotsScript(slots); err != nil {
 		t.Fatal(err)
 	}

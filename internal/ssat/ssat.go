@@ -1,0 +1,31 @@
+// Package ssat holds the data that the SSAT request path passes between its
+// stages: the ad slots a page declares, the bids an auction returns, and the
+// header by which the guest asks the edge to compress. It has no behaviour
+// of its own, so that the auction, the rewriter, the guest and the edge can
+// all depend on it without depending on one another.
+package ssat
+
+// HintHeader is the response header by which the guest asks the edge to
+// compress a response (docs/behaviour.md, "Compression"). The edge removes it
+// from every response.
+const HintHeader = "X-Compress-Hint"
+
+// Slot is one matched ad slot as the client bundle receives it. The fields
+// are declared in key order so the JSON keys come out sorted.
+type Slot struct {
+	DivID       string         `json:"div_id"`
+	Formats     [][]int        `json:"formats"`
+	GAMUnitPath string         `json:"gam_unit_path"`
+	ID          string         `json:"id"`
+	Targeting   map[string]any `json:"targeting"`
+}
+
+// Bid is a slot's winning bid, keys sorted like Slot's.
+type Bid struct {
+	Adm      string `json:"adm"`
+	H        int    `json:"h"`
+	HbAdid   string `json:"hb_adid"`
+	HbBidder string `json:"hb_bidder"`
+	HbPb     string `json:"hb_pb"`
+	W        int    `json:"w"`
+}
