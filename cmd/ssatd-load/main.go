@@ -5,7 +5,7 @@
 // a mix of requests for -d. It reports throughput, latency, errors by kind,
 // memory (peak and the RSS series) and whether goroutines drain afterwards.
 //
-//	ssatd-load -corpus ../shared/corpus -c 64 -d 60s [-pages N] [-max-requests N]
+//	ssatd-load -corpus /path/to/corpus -c 64 -d 60s [-pages N] [-max-requests N]
 //	           [-warmup 10s] [-seed N] [-json]
 //
 // Exit status: 0 when every response was correct and the goroutines drained,
