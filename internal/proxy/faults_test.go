@@ -337,3 +337,66 @@ func TestClientDisconnectCancelsOrigin(t *testing.T) {
 		t.Fatalf("outcome = %v", o)
 	}
 }
+
+// A client that closes its connection after the first chunk, while the
+// origin is still sending, went away: the cancelled origin read surfaces as
+// a decode error, but the reason is client_gone, in every origin coding and
+// both modes, and it is never counted as an origin failure (issue: "A client
+// that leaves early is blamed on the origin").
+func TestClientLeavingEarlyIsNotBlamedOnOrigin(t *testing.T) {
+	modes := []struct {
+		name string
+		mut  []func(*config.Config)
+	}{{"mirror", nil}, {"offload", []func(*config.Config){offload("builtin")}}}
+	for _, m := range modes {
+		for _, c := range allCodings {
+			t.Run(m.name+"/"+string(c), func(t *testing.T) {
+				e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					// The origin answers in c whatever it is asked, so that
+					// offload also sees every coding.
+					w.Header().Set("Content-Type", "text/html")
+					var cw compress.Writer = nopWriter{w}
+					if c != compress.Identity {
+						w.Header().Set("Content-Encoding", string(c))
+						cw, _ = compress.NewWriter(c, w, originOpts)
+					}
+					cw.Write([]byte("<html><head><title>x</title></head><body><p>first chunk</p>"))
+					cw.Flush()
+					w.(http.Flusher).Flush()
+					<-r.Context().Done() // the rest never comes before the client leaves
+				}), m.mut...)
+				tr := &http.Transport{DisableCompression: true}
+				defer tr.CloseIdleConnections()
+				req, _ := http.NewRequest(http.MethodGet, e.front.URL+"/", nil)
+				req.Host = testDomain
+				req.Header.Set("Sec-Fetch-Dest", "document")
+				req.Header.Set("Accept-Encoding", "gzip, deflate, br")
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("status %d", resp.StatusCode)
+				}
+				if _, err := io.ReadAtLeast(resp.Body, make([]byte, 1), 1); err != nil {
+					t.Fatalf("first chunk: %v", err)
+				}
+				resp.Body.Close() // an unfinished body: the connection is closed
+				line := e.accessLine(t, 1)
+				if line["mode"] != m.name {
+					t.Fatalf("mode %v, want %s", line["mode"], m.name)
+				}
+				if line["reason"] != reasonClientGone || line["outcome"] != outcomeAborted {
+					t.Fatalf("reason %v outcome %v error %v; want %s, %s", line["reason"], line["outcome"], line["error"], reasonClientGone, outcomeAborted)
+				}
+				met := e.guest.Metrics()
+				if n := met.Failures(reasonOriginFailed); n != 0 {
+					t.Fatalf("%s counted %d times", reasonOriginFailed, n)
+				}
+				if n := met.Failures(reasonClientGone); n != 1 {
+					t.Fatalf("%s counted %d times, want 1", reasonClientGone, n)
+				}
+			})
+		}
+	}
+}
