@@ -13,7 +13,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -229,12 +228,39 @@ type exchange struct {
 	pipe           *io.PipeReader
 }
 
+// fail records why the request failed; the first reason recorded stands.
 func (x *exchange) fail(reason string, err error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.failLocked(reason, err)
+}
+
+func (x *exchange) failLocked(reason string, err error) {
 	if x.reason == "" {
 		x.reason, x.err = reason, err
 	}
+}
+
+// abort records a response cut off after its headers, unless the request
+// has already ended another way.
+func (x *exchange) abort(reason string, err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.outcome != "" {
+		return
+	}
+	x.outcome = outcomeAborted
+	x.failLocked(reason, err)
+}
+
+// copyErr is why ReverseProxy's copy of the body stopped: a pass-through
+// body's read error, or else errCopyAborted (a pipeline's own failures are
+// recorded before its pipe reports them).
+func (x *exchange) copyErr() error {
+	if x.passBody != nil && x.passBody.readErr != nil {
+		return x.passBody.readErr
+	}
+	return errCopyAborted
 }
 
 // ServeHTTP handles one client request.
@@ -270,6 +296,13 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.prepare(x, r)
 	cancel := x.cancel
 	defer func() {
+		p := recover()
+		if p != nil {
+			// ReverseProxy aborts when copying a body fails. Decide why
+			// now, before this handler cancels the origin request itself.
+			err := x.copyErr()
+			x.abort(failureOf(x, err).reason, err)
+		}
 		// Stop the origin fetch and the pipeline before logging, so the log
 		// line is final and nothing outlives the request.
 		cancel(errRequestDone)
@@ -283,22 +316,6 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if x.auction != nil {
 			x.auction.Stop()
-		}
-		p := recover()
-		if p != nil && x.outcome == "" {
-			// ReverseProxy aborts when copying a body fails: name which
-			// side failed.
-			x.outcome = outcomeAborted
-			if x.reason == "" {
-				switch {
-				case errors.Is(causeOf(x), errOriginIdle):
-					x.reason = reasonOriginIdle
-				case r.Context().Err() != nil:
-					x.reason = reasonClientGone
-				default:
-					x.reason = reasonOriginFailed
-				}
-			}
 		}
 		g.logExchange(r, x)
 		if p != nil {

@@ -77,7 +77,7 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	dec, err := compress.NewReader(coding, body, g.decodedLimit)
 	if err != nil {
 		body.Close()
-		return &guestError{status: http.StatusBadGateway, reason: reasonFor(err, x),
+		return &guestError{status: http.StatusBadGateway, reason: failureOf(x, err).reason,
 			msg: "the origin response could not be decoded", cause: err}
 	}
 	out := coding
@@ -171,10 +171,7 @@ func (p *pipeline) run() {
 	defer p.body.Close()
 	st, err := p.process()
 	if err != nil {
-		p.x.fail(reasonFor(err, p.x), err)
-		p.x.mu.Lock()
-		p.x.outcome = outcomeAborted
-		p.x.mu.Unlock()
+		p.x.abort(failureOf(p.x, err).reason, err)
 		// The reader side sees the error, ReverseProxy aborts the response
 		// (http.ErrAbortHandler): a truncated page never ends cleanly (§7).
 		p.pw.CloseWithError(err)
