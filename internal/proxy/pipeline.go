@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ssatd/ssatd/internal/compress"
-	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/rewrite"
 )
 
@@ -85,12 +84,12 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 		out = compress.Identity
 	}
 	x.outCoding = string(out)
-	applyRewrittenHeaders(resp.Header, x, out, g.platform != config.DeliveryCompressionUnavailable)
+	applyRewrittenHeaders(resp.Header, x, out, g.canHint)
 	resp.ContentLength = -1
 	pr, pw := io.Pipe()
 	p := &pipeline{g: g, x: x, req: resp.Request, body: body, dec: dec, coding: out, pw: pw}
 	if g.diagnostics {
-		applyDiagnostics(resp, x, out, g.platform)
+		applyDiagnostics(resp, x, out, g.platform, g.canHint)
 		p.trailer = resp.Trailer
 		p.started = make(chan struct{})
 	}
@@ -223,7 +222,9 @@ func (p *pipeline) process() (rewrite.Stats, error) {
 			t := time.Now()
 			bids, outcome := p.x.auction.Wait(p.x.ctx)
 			wait += time.Since(t)
+			p.x.mu.Lock()
 			p.x.auctionOut = outcome
+			p.x.mu.Unlock()
 			s, err := rewrite.BidsScript(bids)
 			if err != nil {
 				p.g.log.Error("encode bids", zap.Error(err))
