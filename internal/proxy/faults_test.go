@@ -195,6 +195,24 @@ func TestOriginUnreachableIs502(t *testing.T) {
 	}
 }
 
+// A name that does not resolve is an unreachable origin: 502.
+func TestDNSFailureIs502(t *testing.T) {
+	g, err := New(testConfig(t, "http://origin.does-not-exist.invalid"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	front := newFront(t, g)
+	resp, err := client.Get(front + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || g.Metrics().Failures(reasonUnreachable) != 1 {
+		t.Fatalf("status %d, unreachable count %d", resp.StatusCode, g.Metrics().Failures(reasonUnreachable))
+	}
+}
+
 func TestOriginHeaderTimeoutIs504(t *testing.T) {
 	release := make(chan struct{})
 	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -398,5 +416,63 @@ func TestClientLeavingEarlyIsNotBlamedOnOrigin(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A pass-through body (not HTML) that ReverseProxy stops copying is blamed
+// on the side that failed: the origin's read error, the idle timer, or the
+// client that left while the origin was still sending.
+func TestPassThroughAbortReasons(t *testing.T) {
+	tests := []struct {
+		name        string
+		then        func(w http.ResponseWriter, r *http.Request) // after the first chunk
+		clientLeave bool
+		want        string
+	}{
+		{"origin closes", func(w http.ResponseWriter, r *http.Request) {
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		}, false, reasonOriginFailed},
+		{"origin idle", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, false, reasonOriginIdle},
+		{"client leaves", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, true, reasonClientGone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Length", "100000")
+				w.Write([]byte(`{"first":"chunk"`))
+				w.(http.Flusher).Flush()
+				tt.then(w, r)
+			}), func(c *config.Config) {
+				c.Publisher.OriginIdleTimeout = config.Duration{Duration: 300 * time.Millisecond}
+				if tt.clientLeave {
+					c.Publisher.OriginIdleTimeout = config.Duration{Duration: 10 * time.Second}
+				}
+			})
+			tr := &http.Transport{DisableCompression: true}
+			defer tr.CloseIdleConnections()
+			req, _ := http.NewRequest(http.MethodGet, e.front.URL+"/data.json", nil)
+			req.Host = testDomain
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadAtLeast(resp.Body, make([]byte, 1), 1); err != nil {
+				t.Fatalf("first chunk: %v", err)
+			}
+			if tt.clientLeave {
+				resp.Body.Close()
+			} else {
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				assertAborted(t, resp, err)
+			}
+			line := e.accessLine(t, 1)
+			if line["route"] != string(routePassThrough) || line["outcome"] != outcomeAborted || line["reason"] != tt.want {
+				t.Fatalf("route %v outcome %v reason %v (error %v); want %s, %s, %s",
+					line["route"], line["outcome"], line["reason"], line["error"], routePassThrough, outcomeAborted, tt.want)
+			}
+		})
 	}
 }

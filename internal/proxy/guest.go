@@ -4,9 +4,10 @@
 //
 // It is built on net/http/httputil.ReverseProxy. Each decision lives in one
 // place: the origin request in origin.go, eligibility in eligibility.go,
-// response classification in classify.go, the header policy in headers.go,
-// the body pipeline and its limits in pipeline.go and limits.go, and the
-// mapping of failures to client-visible results in errors.go.
+// the compression mode in mode.go, response classification in classify.go,
+// the header policy in headers.go, the body pipeline and its limits in
+// pipeline.go and limits.go, and why a request failed, with what the client
+// is then told, in errors.go (failureOf).
 package proxy
 
 import (
