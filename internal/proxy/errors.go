@@ -85,7 +85,7 @@ type failure struct {
 //     origin's response headers arrived (x.status is still 0) it is the
 //     origin request's; after, the body's.
 func failureOf(x *exchange, err error) failure {
-	f := failure{status: http.StatusBadGateway}
+	f := failure{status: http.StatusBadGateway, msg: "502 Bad Gateway: the origin request failed"}
 	var ge *guestError
 	if errors.As(err, &ge) {
 		f = failure{reason: ge.reason, status: ge.status, msg: "502 Bad Gateway: " + ge.msg}
