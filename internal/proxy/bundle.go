@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/rewrite"
 )
 
@@ -22,7 +21,7 @@ func (g *Guest) serveBundle(w http.ResponseWriter, r *http.Request) {
 	} else {
 		h.Set("Cache-Control", "public, max-age=300")
 	}
-	if g.platform != config.DeliveryCompressionUnavailable {
+	if g.canHint {
 		h.Set(HintHeader, "on")
 	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(g.bundle))

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 
 	"go.uber.org/zap"
 
@@ -57,17 +56,84 @@ func (e *guestError) Error() string {
 
 func (e *guestError) Unwrap() error { return e.cause }
 
-// reasonFor names the cause of a body failure.
-func reasonFor(err error, x *exchange) string {
+// errCopyAborted stands for a response copy that ReverseProxy aborted while
+// the origin body read fine: writing to the client is what failed.
+var errCopyAborted = errors.New("copying the response to the client failed")
+
+// failure is why a request failed: the reason logged and counted and, while
+// the headers have not gone out, the status and plain-text body the client
+// gets (status 0: there is no one to answer).
+type failure struct {
+	reason string
+	status int
+	msg    string
+}
+
+// failureOf decides why a request failed. It is the one place for every
+// stage: a transport or ModifyResponse error before the headers, a body
+// failure in the pipeline, and a copy that ReverseProxy aborted. The order
+// is the decision (docs/behaviour.md, "Errors"):
+//
+//  1. Cancellation of the request wins over every error it caused further
+//     down: a cancelled origin read surfaces as a decode or transport error,
+//     but the cause is the cancellation. context.Cause tells which came
+//     first: the idle timer (the origin's fault), or anything else, which is
+//     the client leaving or the handler ending a request whose copy to the
+//     client had stopped.
+//  2. A failure already named where it was detected (a *guestError).
+//  3. The error itself, read for the stage it happened in: before the
+//     origin's response headers arrived (x.status is still 0) it is the
+//     origin request's; after, the body's.
+func failureOf(x *exchange, err error) failure {
+	f := failure{status: http.StatusBadGateway, msg: "502 Bad Gateway: the origin request failed"}
+	var ge *guestError
+	if errors.As(err, &ge) {
+		f = failure{reason: ge.reason, status: ge.status, msg: "502 Bad Gateway: " + ge.msg}
+		if ge.status == http.StatusInternalServerError {
+			f.msg = "500 Internal Server Error"
+		}
+	}
+	switch cause := causeOf(x); {
+	case errors.Is(cause, errOriginIdle):
+		f.reason = reasonOriginIdle
+		return f
+	case cause != nil:
+		return failure{reason: reasonClientGone}
+	case f.reason != "":
+		return f
+	case errors.Is(err, errCopyAborted), errors.Is(err, rewrite.ErrWrite), errors.Is(err, io.ErrClosedPipe):
+		return failure{reason: reasonClientGone}
+	case x == nil || x.status == 0:
+		return originRequestFailure(err)
+	}
+	f.reason = bodyFailureReason(err)
+	return f
+}
+
+// originRequestFailure reads a transport error: no response has arrived.
+func originRequestFailure(err error) failure {
+	var ne net.Error
+	var oe *net.OpError
+	switch {
+	case errors.As(err, &oe) && oe.Op == "dial":
+		// Failing to connect, even by timing out, means unreachable
+		// (docs/behaviour.md, "Errors").
+		return failure{reason: reasonUnreachable, status: http.StatusBadGateway, msg: "502 Bad Gateway: the origin could not be reached"}
+	case errors.As(err, &ne) && ne.Timeout():
+		// The transport's ResponseHeaderTimeout error reports Timeout().
+		return failure{reason: reasonHeaderTimeout, status: http.StatusGatewayTimeout, msg: "504 Gateway Timeout: the origin did not answer in time"}
+	}
+	return failure{reason: reasonUnreachable, status: http.StatusBadGateway, msg: "502 Bad Gateway: the origin request failed"}
+}
+
+// bodyFailureReason reads an error from reading, decoding or rewriting the
+// origin body.
+func bodyFailureReason(err error) string {
 	var lim *errRawLimit
 	var de *compress.DecodeError
 	switch {
 	case errors.As(err, &lim):
 		return reasonTooLarge
-	case errors.Is(err, rewrite.ErrWrite), errors.Is(err, io.ErrClosedPipe):
-		return reasonClientGone
-	case x != nil && x.ctx != nil && errors.Is(causeOf(x), errOriginIdle):
-		return reasonOriginIdle
 	case errors.As(err, &de):
 		switch de.Kind {
 		case compress.KindLimit:
@@ -77,7 +143,6 @@ func reasonFor(err error, x *exchange) string {
 		case compress.KindCorrupt:
 			return reasonCorrupt
 		}
-		return reasonOriginFailed
 	}
 	return reasonOriginFailed
 }
@@ -86,18 +151,22 @@ func reasonFor(err error, x *exchange) string {
 // before any header was sent: a short plain-text body (§7, §8).
 func (g *Guest) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
 	x := exchangeOf(r)
-	ge := g.classifyError(r, err, x)
+	f := failureOf(x, err)
 	x.route = routeError
-	x.status = ge.status
+	x.status = f.status
 	x.outcome = outcomeError
-	x.fail(ge.reason, err)
-	g.metrics.inc(ge.reason)
-	if ge.status == 0 {
+	x.fail(f.reason, err)
+	g.metrics.inc(f.reason)
+	if f.status == 0 {
 		// The client went away before the origin answered: there is no one
 		// to send a response to.
 		return
 	}
-	fields := append([]zap.Field{zap.String("reason", ge.reason), zap.String("path", r.URL.Path), zap.Error(err)}, ge.log...)
+	fields := []zap.Field{zap.String("reason", f.reason), zap.String("path", r.URL.Path), zap.Error(err)}
+	var ge *guestError
+	if errors.As(err, &ge) {
+		fields = append(fields, ge.log...)
+	}
 	g.log.Warn("origin request failed", fields...)
 	h := w.Header()
 	for k := range h {
@@ -110,33 +179,8 @@ func (g *Guest) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(ge.status)
-	_, _ = w.Write([]byte(ge.msg + "\n"))
-}
-
-func (g *Guest) classifyError(r *http.Request, err error, x *exchange) *guestError {
-	var ge *guestError
-	if errors.As(err, &ge) {
-		if ge.status == http.StatusInternalServerError {
-			ge.msg = "500 Internal Server Error"
-		} else {
-			ge.msg = "502 Bad Gateway: " + ge.msg
-		}
-		return ge
-	}
-	if r.Context().Err() != nil && !errors.Is(causeOf(x), errOriginIdle) {
-		return &guestError{status: 0, reason: reasonClientGone}
-	}
-	var ne net.Error
-	var oe *net.OpError
-	switch {
-	case errors.As(err, &oe) && oe.Op == "dial":
-		// Failing to connect, even by timing out, means unreachable (§8).
-		return &guestError{status: http.StatusBadGateway, reason: reasonUnreachable, msg: "502 Bad Gateway: the origin could not be reached"}
-	case errors.As(err, &ne) && ne.Timeout(), strings.Contains(err.Error(), "timeout awaiting response headers"):
-		return &guestError{status: http.StatusGatewayTimeout, reason: reasonHeaderTimeout, msg: "504 Gateway Timeout: the origin did not answer in time"}
-	}
-	return &guestError{status: http.StatusBadGateway, reason: reasonUnreachable, msg: "502 Bad Gateway: the origin request failed"}
+	w.WriteHeader(f.status)
+	_, _ = w.Write([]byte(f.msg + "\n"))
 }
 
 func causeOf(x *exchange) error {

@@ -195,6 +195,24 @@ func TestOriginUnreachableIs502(t *testing.T) {
 	}
 }
 
+// A name that does not resolve is an unreachable origin: 502.
+func TestDNSFailureIs502(t *testing.T) {
+	g, err := New(testConfig(t, "http://origin.does-not-exist.invalid"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	front := newFront(t, g)
+	resp, err := client.Get(front + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || g.Metrics().Failures(reasonUnreachable) != 1 {
+		t.Fatalf("status %d, unreachable count %d", resp.StatusCode, g.Metrics().Failures(reasonUnreachable))
+	}
+}
+
 func TestOriginHeaderTimeoutIs504(t *testing.T) {
 	release := make(chan struct{})
 	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -335,5 +353,126 @@ func TestClientDisconnectCancelsOrigin(t *testing.T) {
 	}
 	if o := e.accessLine(t, 1)["outcome"]; o != outcomeAborted {
 		t.Fatalf("outcome = %v", o)
+	}
+}
+
+// A client that closes its connection after the first chunk, while the
+// origin is still sending, went away: the cancelled origin read surfaces as
+// a decode error, but the reason is client_gone, in every origin coding and
+// both modes, and it is never counted as an origin failure (issue: "A client
+// that leaves early is blamed on the origin").
+func TestClientLeavingEarlyIsNotBlamedOnOrigin(t *testing.T) {
+	modes := []struct {
+		name string
+		mut  []func(*config.Config)
+	}{{"mirror", nil}, {"offload", []func(*config.Config){offload("builtin")}}}
+	for _, m := range modes {
+		for _, c := range allCodings {
+			t.Run(m.name+"/"+string(c), func(t *testing.T) {
+				e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					// The origin answers in c whatever it is asked, so that
+					// offload also sees every coding.
+					w.Header().Set("Content-Type", "text/html")
+					var cw compress.Writer = nopWriter{w}
+					if c != compress.Identity {
+						w.Header().Set("Content-Encoding", string(c))
+						cw, _ = compress.NewWriter(c, w, originOpts)
+					}
+					cw.Write([]byte("<html><head><title>x</title></head><body><p>first chunk</p>"))
+					cw.Flush()
+					w.(http.Flusher).Flush()
+					<-r.Context().Done() // the rest never comes before the client leaves
+				}), m.mut...)
+				tr := &http.Transport{DisableCompression: true}
+				defer tr.CloseIdleConnections()
+				req, _ := http.NewRequest(http.MethodGet, e.front.URL+"/", nil)
+				req.Host = testDomain
+				req.Header.Set("Sec-Fetch-Dest", "document")
+				req.Header.Set("Accept-Encoding", "gzip, deflate, br")
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("status %d", resp.StatusCode)
+				}
+				if _, err := io.ReadAtLeast(resp.Body, make([]byte, 1), 1); err != nil {
+					t.Fatalf("first chunk: %v", err)
+				}
+				resp.Body.Close() // an unfinished body: the connection is closed
+				line := e.accessLine(t, 1)
+				if line["mode"] != m.name {
+					t.Fatalf("mode %v, want %s", line["mode"], m.name)
+				}
+				if line["reason"] != reasonClientGone || line["outcome"] != outcomeAborted {
+					t.Fatalf("reason %v outcome %v error %v; want %s, %s", line["reason"], line["outcome"], line["error"], reasonClientGone, outcomeAborted)
+				}
+				met := e.guest.Metrics()
+				if n := met.Failures(reasonOriginFailed); n != 0 {
+					t.Fatalf("%s counted %d times", reasonOriginFailed, n)
+				}
+				if n := met.Failures(reasonClientGone); n != 1 {
+					t.Fatalf("%s counted %d times, want 1", reasonClientGone, n)
+				}
+			})
+		}
+	}
+}
+
+// A pass-through body (not HTML) that ReverseProxy stops copying is blamed
+// on the side that failed: the origin's read error, the idle timer, or the
+// client that left while the origin was still sending.
+func TestPassThroughAbortReasons(t *testing.T) {
+	tests := []struct {
+		name        string
+		then        func(w http.ResponseWriter, r *http.Request) // after the first chunk
+		clientLeave bool
+		want        string
+	}{
+		{"origin closes", func(w http.ResponseWriter, r *http.Request) {
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		}, false, reasonOriginFailed},
+		{"origin idle", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, false, reasonOriginIdle},
+		{"client leaves", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, true, reasonClientGone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Length", "100000")
+				w.Write([]byte(`{"first":"chunk"`))
+				w.(http.Flusher).Flush()
+				tt.then(w, r)
+			}), func(c *config.Config) {
+				c.Publisher.OriginIdleTimeout = config.Duration{Duration: 300 * time.Millisecond}
+				if tt.clientLeave {
+					c.Publisher.OriginIdleTimeout = config.Duration{Duration: 10 * time.Second}
+				}
+			})
+			tr := &http.Transport{DisableCompression: true}
+			defer tr.CloseIdleConnections()
+			req, _ := http.NewRequest(http.MethodGet, e.front.URL+"/data.json", nil)
+			req.Host = testDomain
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadAtLeast(resp.Body, make([]byte, 1), 1); err != nil {
+				t.Fatalf("first chunk: %v", err)
+			}
+			if tt.clientLeave {
+				resp.Body.Close()
+			} else {
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				assertAborted(t, resp, err)
+			}
+			line := e.accessLine(t, 1)
+			if line["route"] != string(routePassThrough) || line["outcome"] != outcomeAborted || line["reason"] != tt.want {
+				t.Fatalf("route %v outcome %v reason %v (error %v); want %s, %s, %s",
+					line["route"], line["outcome"], line["reason"], line["error"], routePassThrough, outcomeAborted, tt.want)
+			}
+		})
 	}
 }

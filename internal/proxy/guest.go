@@ -4,16 +4,16 @@
 //
 // It is built on net/http/httputil.ReverseProxy. Each decision lives in one
 // place: the origin request in origin.go, eligibility in eligibility.go,
-// response classification in classify.go, the header policy in headers.go,
-// the body pipeline and its limits in pipeline.go and limits.go, and the
-// mapping of failures to client-visible results in errors.go.
+// the compression mode in mode.go, response classification in classify.go,
+// the header policy in headers.go, the body pipeline and its limits in
+// pipeline.go and limits.go, and why a request failed, with what the client
+// is then told, in errors.go (failureOf).
 package proxy
 
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -51,13 +51,33 @@ type Options struct {
 	FlushLatency time.Duration
 }
 
-// Guest is the SSAT handler. It is safe for concurrent use.
+// Guest is the SSAT handler. Every field is set by New and only read
+// afterwards, which is what makes a Guest safe for concurrent use. The
+// fields are grouped by the decision they serve.
 type Guest struct {
-	origin         *url.URL
-	originHost     string
-	hostOverride   string
+	originOptions
+	pageOptions
+	limitOptions
+	codecOptions
+	debugOptions
+	log     *zap.Logger
+	metrics *Metrics
+	rp      *httputil.ReverseProxy
+}
+
+// originOptions say where pages come from and how they are asked for
+// (docs/behaviour.md, "Origin request").
+type originOptions struct {
+	origin       *url.URL
+	originHost   string // host[:port] of origin; links naming it are rewritten
+	hostOverride string // the Host sent to the origin; "" sends the origin's own
+}
+
+// pageOptions decide which requests are SSAT-eligible and what their pages
+// get (docs/behaviour.md, "Eligibility", "Bundle tag", "SSAT injection").
+type pageOptions struct {
 	hosts          hostPolicy
-	bots           []string
+	bots           []string // lower-case User-Agent substrings
 	slots          []config.Slot
 	auctionEnabled bool
 	auctionTimeout time.Duration
@@ -65,19 +85,35 @@ type Guest struct {
 	bundle         []byte
 	bundleHash     string
 	bundleTag      []byte
-	codecOpts      compress.Options
-	offload        bool   // offload is enabled and delivery compression available (§5.3, §5.5)
-	offloadAE      string // "identity" or "negotiate"
-	platform       string
-	rawLimit       int64
-	decodedLimit   int64
-	idleTimeout    time.Duration
-	flushLatency   time.Duration
-	diagnostics    bool
-	allowOverride  bool
-	log            *zap.Logger
-	metrics        *Metrics
-	rp             *httputil.ReverseProxy
+}
+
+// limitOptions bound one request's origin body and the waits for it
+// (docs/behaviour.md, "Limits").
+type limitOptions struct {
+	rawLimit     int64 // origin body bytes as sent, any coding
+	decodedLimit int64 // origin body bytes after decoding
+	idleTimeout  time.Duration
+}
+
+// codecOptions decide how a page is encoded and delivered
+// (docs/behaviour.md, "Compression").
+type codecOptions struct {
+	codecOpts compress.Options
+	// platform is platform.delivery_compression; canHint is decided from it
+	// once, here: whether something in front compresses responses that
+	// carry the hint (docs/behaviour.md, "Platforms"). Offload, the hint
+	// header and the bundle's hint all follow canHint.
+	platform     string
+	canHint      bool
+	offload      bool   // offload is enabled and canHint (docs/behaviour.md, "Offload mode")
+	offloadAE    string // "identity" or "negotiate"
+	flushLatency time.Duration
+}
+
+// debugOptions are the debug settings that change what a response carries.
+type debugOptions struct {
+	diagnostics   bool
+	allowOverride bool
 }
 
 // New builds a Guest from a validated configuration.
@@ -85,30 +121,42 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	if cfg.Publisher.Origin == nil {
 		return nil, fmt.Errorf("proxy: configuration was not validated (publisher.origin_url not parsed)")
 	}
+	canHint := cfg.Platform.DeliveryCompression != config.DeliveryCompressionUnavailable
 	g := &Guest{
-		origin:         cfg.Publisher.Origin,
-		originHost:     cfg.Publisher.OriginHost,
-		hostOverride:   cfg.Publisher.OriginHostHeaderOverride,
-		slots:          cfg.CreativeOpportunities.Slots,
-		auctionEnabled: cfg.Auction.Enabled,
-		auctionTimeout: time.Duration(cfg.Auction.TimeoutMS) * time.Millisecond,
-		codecOpts: compress.Options{
-			GzipLevel:     cfg.Compression.GzipLevel,
-			BrotliQuality: cfg.Compression.BrotliQuality,
-			BrotliWindow:  cfg.Compression.BrotliWindow,
+		originOptions: originOptions{
+			origin:       cfg.Publisher.Origin,
+			originHost:   cfg.Publisher.OriginHost,
+			hostOverride: cfg.Publisher.OriginHostHeaderOverride,
 		},
-		platform:      cfg.Platform.DeliveryCompression,
-		offloadAE:     cfg.Publisher.OffloadOriginAcceptEncoding,
-		rawLimit:      cfg.Publisher.MaxOriginResponseBytes,
-		decodedLimit:  cfg.Publisher.MaxDecodedBodyBytes,
-		idleTimeout:   cfg.Publisher.OriginIdleTimeout.Duration,
-		flushLatency:  o.FlushLatency,
-		diagnostics:   cfg.Debug.DiagnosticsHeaders,
-		allowOverride: cfg.Debug.AllowModeOverride,
-		log:           o.Logger,
-		metrics:       o.Metrics,
+		pageOptions: pageOptions{
+			slots:          cfg.CreativeOpportunities.Slots,
+			auctionEnabled: cfg.Auction.Enabled,
+			auctionTimeout: time.Duration(cfg.Auction.TimeoutMS) * time.Millisecond,
+		},
+		limitOptions: limitOptions{
+			rawLimit:     cfg.Publisher.MaxOriginResponseBytes,
+			decodedLimit: cfg.Publisher.MaxDecodedBodyBytes,
+			idleTimeout:  cfg.Publisher.OriginIdleTimeout.Duration,
+		},
+		codecOptions: codecOptions{
+			codecOpts: compress.Options{
+				GzipLevel:     cfg.Compression.GzipLevel,
+				BrotliQuality: cfg.Compression.BrotliQuality,
+				BrotliWindow:  cfg.Compression.BrotliWindow,
+			},
+			platform:     cfg.Platform.DeliveryCompression,
+			canHint:      canHint,
+			offload:      cfg.Publisher.SSATCompressionOffloadEnabled && canHint,
+			offloadAE:    cfg.Publisher.OffloadOriginAcceptEncoding,
+			flushLatency: o.FlushLatency,
+		},
+		debugOptions: debugOptions{
+			diagnostics:   cfg.Debug.DiagnosticsHeaders,
+			allowOverride: cfg.Debug.AllowModeOverride,
+		},
+		log:     o.Logger,
+		metrics: o.Metrics,
 	}
-	g.offload = cfg.Publisher.SSATCompressionOffloadEnabled && g.platform != config.DeliveryCompressionUnavailable
 	if g.flushLatency <= 0 {
 		g.flushLatency = 50 * time.Millisecond
 	}
@@ -196,50 +244,101 @@ func (g *Guest) Metrics() *Metrics { return g.metrics }
 
 type exchangeKey struct{}
 
-// exchange is the state of one client request as it crosses the guest.
+// exchange is the state of one client request as it crosses the guest. Its
+// fields are grouped by who writes them, like httputil.ProxyRequest's In and
+// Out: prepared before the origin request, handled as the response arrives,
+// and results, which the pipeline goroutine writes while the handler runs.
 type exchange struct {
+	prepared
+	handled
+	results
+}
+
+// prepared is fixed when the request is prepared (ServeHTTP, prepare),
+// before the origin request starts; read-only afterwards, from any goroutine.
+type prepared struct {
 	start      time.Time
 	view       clientView
 	eligible   bool
-	ineligible string
+	ineligible string // why not, when !eligible
 	slots      []ssat.Slot
 	auction    *auction.Call
-	mode       mode
-	originAE   string
-	ctx        context.Context
+	ctx        context.Context // the origin request's; cancelled with a cause (errors.go)
 	cancel     context.CancelCauseFunc
+}
 
-	// Filled in as the response is handled. The pipeline goroutine writes
-	// the fields below mu; done is closed when it has finished.
-	route          route
-	originCoding   string
-	outCoding      string
-	status         int
+// handled is written by the handler goroutine only: the mode in prepare,
+// the origin's Accept-Encoding in rewriteOriginRequest, the rest as the
+// response is classified (modifyResponse, errorHandler). All of it is
+// written before the pipeline goroutine starts, which only reads it.
+type handled struct {
+	// mode is decided in prepare and falls back to mirror when the
+	// response does not go through the pipeline (passThrough).
+	mode         mode
+	originAE     string
+	route        route
+	status       int // the origin's status, then the status sent; 0 until the origin answers
+	originCoding string
+	outCoding    string
+	passBody     *originBody    // the body of a pass-through response
+	pipe         *io.PipeReader // the pipeline's output, which ReverseProxy copies
+	done         chan struct{}  // closed when the pipeline goroutine has finished
+}
+
+// results are what the request came to, for the access log. They are
+// guarded by mu: the pipeline goroutine writes them while the handler runs;
+// the handler writes them without the lock only where no pipeline runs
+// (before it starts, or after done).
+type results struct {
 	mu             sync.Mutex
-	done           chan struct{}
 	originBytes    int64
 	outBytes       int64 // encoded bytes sent for the body
 	processedBytes int64 // rewritten bytes before encoding
 	guestTime      time.Duration
+	auctionOut     auction.Outcome
 	outcome        string
 	reason         string
 	err            error
-	auctionOut     auction.Outcome
-	passBody       *originBody // the body of a pass-through response
-	pipe           *io.PipeReader
 }
 
+// fail records why the request failed; the first reason recorded stands.
 func (x *exchange) fail(reason string, err error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.failLocked(reason, err)
+}
+
+func (x *exchange) failLocked(reason string, err error) {
 	if x.reason == "" {
 		x.reason, x.err = reason, err
 	}
 }
 
+// abort records a response cut off after its headers, unless the request
+// has already ended another way.
+func (x *exchange) abort(reason string, err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.outcome != "" {
+		return
+	}
+	x.outcome = outcomeAborted
+	x.failLocked(reason, err)
+}
+
+// copyErr is why ReverseProxy's copy of the body stopped: a pass-through
+// body's read error, or else errCopyAborted (a pipeline's own failures are
+// recorded before its pipe reports them).
+func (x *exchange) copyErr() error {
+	if x.passBody != nil && x.passBody.readErr != nil {
+		return x.passBody.readErr
+	}
+	return errCopyAborted
+}
+
 // ServeHTTP handles one client request.
 func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	x := &exchange{start: time.Now(), view: g.hosts.view(r)}
+	x := &exchange{prepared: prepared{start: time.Now(), view: g.hosts.view(r)}}
 	if r.Method == http.MethodConnect {
 		// A CONNECT would ask us to tunnel somewhere: ssatd is not a
 		// forward proxy (RFC 9110 §9.3.6 lets a server refuse it).
@@ -270,6 +369,13 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.prepare(x, r)
 	cancel := x.cancel
 	defer func() {
+		p := recover()
+		if p != nil {
+			// ReverseProxy aborts when copying a body fails. Decide why
+			// now, before this handler cancels the origin request itself.
+			err := x.copyErr()
+			x.abort(failureOf(x, err).reason, err)
+		}
 		// Stop the origin fetch and the pipeline before logging, so the log
 		// line is final and nothing outlives the request.
 		cancel(errRequestDone)
@@ -283,22 +389,6 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if x.auction != nil {
 			x.auction.Stop()
-		}
-		p := recover()
-		if p != nil && x.outcome == "" {
-			// ReverseProxy aborts when copying a body fails: name which
-			// side failed.
-			x.outcome = outcomeAborted
-			if x.reason == "" {
-				switch {
-				case errors.Is(causeOf(x), errOriginIdle):
-					x.reason = reasonOriginIdle
-				case r.Context().Err() != nil:
-					x.reason = reasonClientGone
-				default:
-					x.reason = reasonOriginFailed
-				}
-			}
 		}
 		g.logExchange(r, x)
 		if p != nil {

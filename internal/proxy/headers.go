@@ -73,10 +73,11 @@ const (
 	DiagProcessingMillis = "X-Ssatd-Processing-Ms"
 )
 
-// deliveryOf names who compresses what the client receives.
-func deliveryOf(m mode, out compress.Coding, platform string) string {
+// deliveryOf names who compresses what the client receives: the platform
+// when the page was offloaded with the hint (canHint), else the guest.
+func deliveryOf(m mode, out compress.Coding, platform string, canHint bool) string {
 	switch {
-	case m == modeOffload && (platform == "builtin" || platform == "external"):
+	case m == modeOffload && canHint:
 		return platform
 	case out != compress.Identity:
 		return "in-guest"
@@ -84,13 +85,13 @@ func deliveryOf(m mode, out compress.Coding, platform string) string {
 	return "none"
 }
 
-func applyDiagnostics(resp *http.Response, x *exchange, out compress.Coding, platform string) {
+func applyDiagnostics(resp *http.Response, x *exchange, out compress.Coding, platform string, canHint bool) {
 	h := resp.Header
 	h.Set(DiagMode, string(x.mode))
 	h.Set(DiagOriginAE, x.originAE)
 	h.Set(DiagOriginCoding, x.originCoding)
 	h.Set(DiagOutputCoding, string(out))
-	h.Set(DiagDelivery, deliveryOf(x.mode, out, platform))
+	h.Set(DiagDelivery, deliveryOf(x.mode, out, platform, canHint))
 	if resp.Trailer == nil {
 		resp.Trailer = http.Header{}
 	}

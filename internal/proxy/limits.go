@@ -29,6 +29,9 @@ type originBody struct {
 	idle   time.Duration
 	cancel context.CancelCauseFunc
 	err    error
+	// readErr is the first error of the origin body other than io.EOF:
+	// why ReverseProxy's copy of a pass-through body stopped, if it did.
+	readErr error
 
 	mu    sync.Mutex
 	timer *time.Timer
@@ -48,6 +51,9 @@ func (b *originBody) Read(p []byte) (int, error) {
 	b.arm()
 	n, err := b.rc.Read(p)
 	b.disarm()
+	if err != nil && err != io.EOF && b.readErr == nil {
+		b.readErr = err
+	}
 	b.n += int64(n)
 	if b.limit > 0 && b.n > b.limit {
 		over := int(b.n - b.limit)

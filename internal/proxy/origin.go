@@ -3,54 +3,10 @@ package proxy
 import (
 	"net/http"
 	"net/http/httputil"
-	"net/url"
 	"strings"
 
 	"github.com/ssatd/ssatd/internal/compress"
 )
-
-// mode is how the guest handles compression for one response.
-type mode string
-
-const (
-	modeMirror  mode = "mirror"  // output coding = origin coding (§5.2)
-	modeOffload mode = "offload" // identity out with X-Compress-Hint (§5.3)
-)
-
-// modeFor applies §5.3: offload needs the flag, a platform that delivers
-// compression, and an eligible request. The response-side condition (HTML on
-// the pipeline route) is checked when the response arrives.
-//
-// With debug.allow_mode_override a request may force the mode of an
-// eligible page with ?__ssatd_compression=identity|mirror (for measuring).
-func (g *Guest) modeFor(x *exchange, r *http.Request) mode {
-	if g.allowOverride && x.eligible {
-		switch r.URL.Query().Get(ModeOverrideParam) {
-		case "identity":
-			return modeOffload
-		case "mirror":
-			return modeMirror
-		}
-	}
-	if g.offload && x.eligible {
-		return modeOffload
-	}
-	return modeMirror
-}
-
-// ModeOverrideParam is the query parameter of debug.allow_mode_override.
-const ModeOverrideParam = "__ssatd_compression"
-
-// stripModeOverride removes the override parameter before the origin
-// request: it is ssatd's, not the publisher's.
-func stripModeOverride(u *url.URL) {
-	if !strings.Contains(u.RawQuery, ModeOverrideParam) {
-		return
-	}
-	q := u.Query()
-	q.Del(ModeOverrideParam)
-	u.RawQuery = q.Encode()
-}
 
 // conditionalHeaders are dropped for eligible requests (§2): the page is
 // personalised, so the origin must always send the whole representation.

@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ssatd/ssatd/internal/compress"
-	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/rewrite"
 )
 
@@ -77,7 +76,7 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	dec, err := compress.NewReader(coding, body, g.decodedLimit)
 	if err != nil {
 		body.Close()
-		return &guestError{status: http.StatusBadGateway, reason: reasonFor(err, x),
+		return &guestError{status: http.StatusBadGateway, reason: failureOf(x, err).reason,
 			msg: "the origin response could not be decoded", cause: err}
 	}
 	out := coding
@@ -85,12 +84,12 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 		out = compress.Identity
 	}
 	x.outCoding = string(out)
-	applyRewrittenHeaders(resp.Header, x, out, g.platform != config.DeliveryCompressionUnavailable)
+	applyRewrittenHeaders(resp.Header, x, out, g.canHint)
 	resp.ContentLength = -1
 	pr, pw := io.Pipe()
 	p := &pipeline{g: g, x: x, req: resp.Request, body: body, dec: dec, coding: out, pw: pw}
 	if g.diagnostics {
-		applyDiagnostics(resp, x, out, g.platform)
+		applyDiagnostics(resp, x, out, g.platform, g.canHint)
 		p.trailer = resp.Trailer
 		p.started = make(chan struct{})
 	}
@@ -171,10 +170,7 @@ func (p *pipeline) run() {
 	defer p.body.Close()
 	st, err := p.process()
 	if err != nil {
-		p.x.fail(reasonFor(err, p.x), err)
-		p.x.mu.Lock()
-		p.x.outcome = outcomeAborted
-		p.x.mu.Unlock()
+		p.x.abort(failureOf(p.x, err).reason, err)
 		// The reader side sees the error, ReverseProxy aborts the response
 		// (http.ErrAbortHandler): a truncated page never ends cleanly (§7).
 		p.pw.CloseWithError(err)
@@ -226,7 +222,9 @@ func (p *pipeline) process() (rewrite.Stats, error) {
 			t := time.Now()
 			bids, outcome := p.x.auction.Wait(p.x.ctx)
 			wait += time.Since(t)
+			p.x.mu.Lock()
 			p.x.auctionOut = outcome
+			p.x.mu.Unlock()
 			s, err := rewrite.BidsScript(bids)
 			if err != nil {
 				p.g.log.Error("encode bids", zap.Error(err))

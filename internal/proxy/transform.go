@@ -24,7 +24,7 @@ type TransformStats struct {
 // time is the code that serves traffic. With no client waiting there are no
 // latency-bound flushes, so the output is the same on a slow machine.
 func (g *Guest) Transform(dst io.Writer, src io.Reader, in, out compress.Coding, r *http.Request) (TransformStats, error) {
-	x := &exchange{start: time.Now(), view: g.hosts.view(r)}
+	x := &exchange{prepared: prepared{start: time.Now(), view: g.hosts.view(r)}}
 	g.prepare(x, r)
 	defer func() {
 		x.cancel(errRequestDone)
