@@ -506,8 +506,9 @@ func (st *stack) clientTransport(c int) *http.Transport {
 	}
 }
 
-// originHandler serves each resource in the coding the request prefers
-// (br, then gzip, then deflate, else identity), like a negotiating origin.
+// originHandler serves each resource in the coding the request prefers,
+// ties going to br, then gzip, then deflate (else identity), like a
+// negotiating origin.
 func originHandler(byPath map[string]*resource) http.Handler {
 	prefer := []compress.Coding{compress.Brotli, compress.Gzip, compress.Deflate}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -516,14 +517,7 @@ func originHandler(byPath map[string]*resource) http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		ae := compress.ParseAcceptEncoding(r.Header.Values("Accept-Encoding"))
-		c := compress.Identity
-		for _, p := range prefer {
-			if ae.Accepts(string(p)) {
-				c = p
-				break
-			}
-		}
+		c := compress.ParseAcceptEncoding(r.Header.Values("Accept-Encoding")).Choose(prefer...)
 		b := res.coded[c]
 		h := w.Header()
 		h.Set("Content-Type", res.ctype)

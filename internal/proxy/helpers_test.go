@@ -152,18 +152,11 @@ func decode(t testing.TB, c compress.Coding, s []byte) []byte {
 	return out
 }
 
-// serveCoded answers with body encoded as the request's first acceptable
-// coding in the order given by prefer, like a negotiating origin.
+// serveCoded answers with body encoded as the coding the request prefers
+// among prefer, ties going to the earlier one, like a negotiating origin.
 func serveCoded(body func() []byte, prefer ...compress.Coding) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ae := compress.ParseAcceptEncoding(r.Header.Values("Accept-Encoding"))
-		c := compress.Identity
-		for _, p := range prefer {
-			if ae.Accepts(string(p)) {
-				c = p
-				break
-			}
-		}
+		c := compress.ParseAcceptEncoding(r.Header.Values("Accept-Encoding")).Choose(prefer...)
 		b := body()
 		if c != compress.Identity {
 			b, _ = compress.Encode(c, b, originOpts)
