@@ -175,7 +175,7 @@ func (c *Config) validatePublisher(p *problems) {
 	checkPositiveDuration(p, "publisher.origin_connect_timeout", pub.OriginConnectTimeout)
 	checkPositiveDuration(p, "publisher.origin_header_timeout", pub.OriginHeaderTimeout)
 	checkPositiveDuration(p, "publisher.origin_idle_timeout", pub.OriginIdleTimeout)
-	checkOneOf(p, "publisher.offload_origin_accept_encoding", pub.OffloadOriginAcceptEncoding, "identity", "negotiate")
+	checkOneOf(p, "publisher.offload_origin_accept_encoding", pub.OffloadOriginAcceptEncoding, OffloadOriginIdentity, OffloadOriginNegotiate)
 }
 
 // parseOrigin quotes the value with its credentials masked, because

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/ssat"
 )
 
@@ -76,7 +77,7 @@ const (
 // deliveryOf names who compresses what the client receives.
 func deliveryOf(m mode, out compress.Coding, platform string) string {
 	switch {
-	case m == modeOffload && (platform == "builtin" || platform == "external"):
+	case m == modeOffload && (platform == config.DeliveryCompressionBuiltin || platform == config.DeliveryCompressionExternal):
 		return platform
 	case out != compress.Identity:
 		return "in-guest"
