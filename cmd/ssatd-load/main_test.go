@@ -33,8 +33,11 @@ func writePages(t *testing.T) string {
 func TestRunShort(t *testing.T) {
 	dir := writePages(t)
 	var out bytes.Buffer
-	rep, err := run(context.Background(), options{Corpus: dir, Concurrency: 4, Duration: 2 * time.Second, Warmup: 0, JSON: true}, &out)
+	rep, err := run(context.Background(), options{Corpus: dir, Concurrency: 4, Duration: 2 * time.Second, Warmup: 0})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := printReport(&out, rep, true); err != nil {
 		t.Fatal(err)
 	}
 	if rep.Errors != 0 {

@@ -170,37 +170,19 @@ func TestDemoThroughBothProxies(t *testing.T) {
 	}
 }
 
-// demoBuffer is an io.Writer that a running command and the test share.
-type demoBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *demoBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *demoBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // runCommand starts the command line in the background and returns its
 // output buffers, a stop func and the exit code channel.
-func runCommand(t *testing.T, args ...string) (stdout, stderr *demoBuffer, stop func(), code <-chan int) {
+func runCommand(t *testing.T, args ...string) (stdout, stderr *lockedBuffer, stop func(), code <-chan int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	stdout, stderr = &demoBuffer{}, &demoBuffer{}
+	stdout, stderr = &lockedBuffer{}, &lockedBuffer{}
 	ch := make(chan int, 1)
 	go func() { ch <- run(ctx, args, stdout, stderr, []string{"SSATD_LOG_LEVEL=warn"}) }()
 	t.Cleanup(cancel)
 	return stdout, stderr, cancel, ch
 }
 
-func waitOutput(t *testing.T, b *demoBuffer, re *regexp.Regexp, code <-chan int) []string {
+func waitOutput(t *testing.T, b *lockedBuffer, re *regexp.Regexp, code <-chan int) []string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {

@@ -16,9 +16,9 @@ import (
 	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
-	"github.com/ssatd/ssatd/internal/edge"
 	"github.com/ssatd/ssatd/internal/measure"
 	"github.com/ssatd/ssatd/internal/proxy"
+	"github.com/ssatd/ssatd/internal/server"
 )
 
 const measureDomain = "www.pub.example"
@@ -297,7 +297,7 @@ func measureDaemon(t *testing.T, originURL string, mutate func(*config.Config)) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := edge.New(g, edge.Options{GzipLevel: c.Delivery.GzipLevel, BrotliQuality: c.Delivery.BrotliQuality})
+	h, err := server.ClientHandler(c, g)
 	if err != nil {
 		t.Fatal(err)
 	}

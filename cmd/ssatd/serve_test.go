@@ -414,24 +414,6 @@ func TestServeSetupErrors(t *testing.T) {
 	}
 }
 
-// lockedBuffer lets the test read what the daemon logs while it runs.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // logLine finds the first JSON log line whose message contains msg.
 func logLine(logs, msg string) (map[string]any, bool) {
 	sc := bufio.NewScanner(strings.NewReader(logs))

@@ -166,3 +166,39 @@ func MirrorOriginAcceptEncoding(a AcceptEncoding) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// Choose returns the coding a server sends for this Accept-Encoding, among
+// offered, listed in the server's order of preference (RFC 9110 §12.5.3):
+// the highest weight wins and ties go to the earlier offer. Unlike Accepts,
+// which guards what the proxy may send, Choose is for origins that pick a
+// representation:
+//   - "x-gzip" counts as "gzip" (RFC 9110 §8.4.1.3);
+//   - an identity the client did not name, directly or by "*", ranks below
+//     every coding it did name, so "br;q=0.1" still gets br;
+//   - when nothing offered is acceptable the answer is identity, which
+//     RFC 9110 §12.5.3 lets a server send anyway.
+func (a AcceptEncoding) Choose(offered ...Coding) Coding {
+	best, bestRank := Identity, 0
+	for _, c := range offered {
+		if r := a.rank(c); r > bestRank {
+			best, bestRank = c, r
+		}
+	}
+	return best
+}
+
+// rank is twice the weight of c, which leaves 1 for an identity the client
+// did not name: above a refused coding, below every accepted one.
+func (a AcceptEncoding) rank(c Coding) int {
+	name := string(c)
+	_, named := a.q[name]
+	if !named && c == Gzip {
+		if _, alias := a.q["x-gzip"]; alias {
+			name, named = "x-gzip", true
+		}
+	}
+	if _, star := a.q["*"]; !named && !star && c == Identity {
+		return 1
+	}
+	return 2 * a.weight(name)
+}

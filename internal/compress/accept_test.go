@@ -163,3 +163,36 @@ func FuzzParseAcceptEncoding(f *testing.F) {
 		}
 	})
 }
+
+func TestChoose(t *testing.T) {
+	all := []Coding{Brotli, Gzip, Deflate}
+	tests := []struct {
+		name    string
+		values  []string
+		offered []Coding
+		want    Coding
+	}{
+		{"no header", nil, all, Identity},
+		{"empty header", []string{""}, all, Identity},
+		{"ties go to the first offer", []string{"gzip, deflate, br"}, all, Brotli},
+		{"server order breaks ties", []string{"br, gzip"}, []Coding{Gzip, Brotli}, Gzip},
+		{"higher weight wins over order", []string{"br;q=0.5, gzip"}, all, Gzip},
+		{"refused coding is skipped", []string{"br;q=0, gzip"}, all, Gzip},
+		{"x-gzip is gzip", []string{"x-gzip"}, all, Gzip},
+		{"star", []string{"*"}, all, Brotli},
+		{"star minus one", []string{"*, br;q=0"}, all, Gzip},
+		{"nothing acceptable: identity", []string{"zstd"}, all, Identity},
+		{"identity refused, nothing else: identity anyway", []string{"identity;q=0"}, all, Identity},
+		{"named identity beats a lower weight", []string{"gzip;q=0.5, identity"}, append(all, Identity), Identity},
+		{"unnamed identity ranks last", []string{"br;q=0.1"}, append([]Coding{Identity}, all...), Brotli},
+		{"star names identity", []string{"*;q=0.5, br;q=0.1"}, append([]Coding{Identity}, all...), Identity},
+		{"nothing offered", []string{"gzip"}, nil, Identity},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ParseAcceptEncoding(tt.values).Choose(tt.offered...); got != tt.want {
+				t.Errorf("Choose(%q) among %q = %q, want %q", tt.values, tt.offered, got, tt.want)
+			}
+		})
+	}
+}

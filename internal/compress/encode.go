@@ -16,9 +16,9 @@ import (
 // layer; NewWriter checks them again so that a bad value can never reach a
 // library that would silently clamp it.
 type Options struct {
-	GzipLevel     int // gzip and deflate: -2 (Huffman only), -1 (default), 0..9
-	BrotliQuality int // 0..11
-	BrotliWindow  int // log2 of the window, 10..24
+	GzipLevel     int // gzip and deflate: GzipLevels, or -2 (Huffman only), -1 (default), 0 (stored)
+	BrotliQuality int // BrotliQualities
+	BrotliWindow  int // log2 of the window, BrotliWindows
 }
 
 // Writer is a streaming encoder.
@@ -63,21 +63,18 @@ func NewWriter(c Coding, w io.Writer, o Options) (Writer, error) {
 	case Identity:
 		return &identityWriter{w: w}, nil
 	case Gzip, Deflate:
-		// Stateless gzip (-3) is excluded: it cannot sync-flush.
-		if o.GzipLevel < gzip.HuffmanOnly || o.GzipLevel > gzip.BestCompression {
-			return nil, fmt.Errorf("compress: new %s writer: level %d out of range [%d, %d]",
-				c, o.GzipLevel, gzip.HuffmanOnly, gzip.BestCompression)
+		if err := encoderGzipLevels.Check("level", o.GzipLevel); err != nil {
+			return nil, fmt.Errorf("compress: new %s writer: %w", c, err)
 		}
 		key = writerKey{coding: c, level: o.GzipLevel}
 	case Brotli:
-		if o.BrotliQuality < brotli.BestSpeed || o.BrotliQuality > brotli.BestCompression {
-			return nil, fmt.Errorf("compress: new br writer: quality %d out of range [%d, %d]",
-				o.BrotliQuality, brotli.BestSpeed, brotli.BestCompression)
+		if err := BrotliQualities.Check("quality", o.BrotliQuality); err != nil {
+			return nil, fmt.Errorf("compress: new br writer: %w", err)
 		}
-		// The library reads 0 as "pick for me"; the configured window is
-		// meant to bound memory, so an explicit value is required.
-		if o.BrotliWindow < 10 || o.BrotliWindow > 24 {
-			return nil, fmt.Errorf("compress: new br writer: window %d out of range [10, 24]", o.BrotliWindow)
+		// The library reads a window of 0 as "pick for me"; the configured
+		// window is meant to bound memory, so an explicit value is required.
+		if err := BrotliWindows.Check("window", o.BrotliWindow); err != nil {
+			return nil, fmt.Errorf("compress: new br writer: %w", err)
 		}
 		key = writerKey{coding: c, level: o.BrotliQuality, window: o.BrotliWindow}
 	default:

@@ -75,6 +75,12 @@ type PublisherConfig struct {
 	OriginHost string `toml:"-" env:"-"`
 }
 
+// Values of PublisherConfig.OffloadOriginAcceptEncoding.
+const (
+	OffloadOriginIdentity  = "identity"
+	OffloadOriginNegotiate = "negotiate"
+)
+
 // CompressionConfig is the [compression] section.
 type CompressionConfig struct {
 	GzipLevel     int `toml:"gzip_level" env:"GZIP_LEVEL"`
@@ -116,17 +122,17 @@ type AuctionConfig struct {
 	StaticBids []StaticBid `toml:"static_bids" env:"-"`
 }
 
-// StaticBid is a canned bid served by the "static" auction provider. The
-// json names mirror the TOML keys so a bid can be handed to page scripts
-// as-is; the slot id is left out because the page already knows its slot.
+// StaticBid is a canned bid served by the "static" auction provider, for
+// the slot SlotID. The guest turns it into an ssat.Bid, which is what page
+// scripts receive.
 type StaticBid struct {
-	SlotID   string `toml:"slot_id" json:"-"`
-	HbPb     string `toml:"hb_pb" json:"hb_pb"`
-	HbBidder string `toml:"hb_bidder" json:"hb_bidder"`
-	W        int    `toml:"w" json:"w"`
-	H        int    `toml:"h" json:"h"`
-	HbAdid   string `toml:"hb_adid" json:"hb_adid"`
-	Adm      string `toml:"adm" json:"adm"`
+	SlotID   string `toml:"slot_id"`
+	HbPb     string `toml:"hb_pb"`
+	HbBidder string `toml:"hb_bidder"`
+	W        int    `toml:"w"`
+	H        int    `toml:"h"`
+	HbAdid   string `toml:"hb_adid"`
+	Adm      string `toml:"adm"`
 }
 
 // CreativeOpportunities is the [creative_opportunities] section.
@@ -234,7 +240,7 @@ func Defaults() *Config {
 			OriginConnectTimeout:        Duration{5 * time.Second},
 			OriginHeaderTimeout:         Duration{15 * time.Second},
 			OriginIdleTimeout:           Duration{15 * time.Second},
-			OffloadOriginAcceptEncoding: "identity",
+			OffloadOriginAcceptEncoding: OffloadOriginIdentity,
 		},
 		Compression: CompressionConfig{
 			GzipLevel:     6,

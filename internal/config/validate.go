@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/glob"
 )
 
@@ -117,9 +118,9 @@ func checkPositiveDuration(p *problems, key string, d Duration) {
 	}
 }
 
-func checkRange(p *problems, key string, v, lo, hi int) {
-	if v < lo || v > hi {
-		p.addf(key, "must be between %d and %d, got %d", lo, hi, v)
+func checkRange(p *problems, key string, v int, r compress.Range) {
+	if !r.Contains(v) {
+		p.addf(key, "must be between %d and %d, got %d", r.Min, r.Max, v)
 	}
 }
 
@@ -174,7 +175,7 @@ func (c *Config) validatePublisher(p *problems) {
 	checkPositiveDuration(p, "publisher.origin_connect_timeout", pub.OriginConnectTimeout)
 	checkPositiveDuration(p, "publisher.origin_header_timeout", pub.OriginHeaderTimeout)
 	checkPositiveDuration(p, "publisher.origin_idle_timeout", pub.OriginIdleTimeout)
-	checkOneOf(p, "publisher.offload_origin_accept_encoding", pub.OffloadOriginAcceptEncoding, "identity", "negotiate")
+	checkOneOf(p, "publisher.offload_origin_accept_encoding", pub.OffloadOriginAcceptEncoding, OffloadOriginIdentity, OffloadOriginNegotiate)
 }
 
 // parseOrigin quotes the value with its credentials masked, because
@@ -282,13 +283,13 @@ func validHostname(h string) bool {
 }
 
 func (c *Config) validateCompression(p *problems) {
-	checkRange(p, "compression.gzip_level", c.Compression.GzipLevel, 1, 9)
-	checkRange(p, "compression.brotli_quality", c.Compression.BrotliQuality, 0, 11)
-	checkRange(p, "compression.brotli_window", c.Compression.BrotliWindow, 10, 24)
+	checkRange(p, "compression.gzip_level", c.Compression.GzipLevel, compress.GzipLevels)
+	checkRange(p, "compression.brotli_quality", c.Compression.BrotliQuality, compress.BrotliQualities)
+	checkRange(p, "compression.brotli_window", c.Compression.BrotliWindow, compress.BrotliWindows)
 	checkOneOf(p, "platform.delivery_compression", c.Platform.DeliveryCompression,
 		DeliveryCompressionBuiltin, DeliveryCompressionExternal, DeliveryCompressionUnavailable)
-	checkRange(p, "delivery.gzip_level", c.Delivery.GzipLevel, 1, 9)
-	checkRange(p, "delivery.brotli_quality", c.Delivery.BrotliQuality, 0, 11)
+	checkRange(p, "delivery.gzip_level", c.Delivery.GzipLevel, compress.GzipLevels)
+	checkRange(p, "delivery.brotli_quality", c.Delivery.BrotliQuality, compress.BrotliQualities)
 	if c.Delivery.MinSize < 0 {
 		p.addf("delivery.min_size", "must be zero or positive, got %d", c.Delivery.MinSize)
 	}

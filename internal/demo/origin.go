@@ -310,72 +310,15 @@ func (o *Origin) notFound(w http.ResponseWriter, r *http.Request) {
 }
 
 // Negotiate picks the coding to send for the given Accept-Encoding header
-// values (RFC 9110 §12.5.3): the highest q-value among br, gzip, deflate
-// and identity, ties broken by prefer. No header at all means identity;
-// "*" stands for every coding not listed; identity is acceptable unless
-// excluded by "identity;q=0" or "*;q=0". When nothing is acceptable the
-// origin sends identity anyway, as RFC 9110 allows.
+// values among prefer, with compress's rules for an origin (highest weight,
+// ties broken by prefer; identity when nothing is acceptable). The demo
+// names codings as strings because its flags and variants do.
 func Negotiate(values []string, prefer []string) string {
-	if len(values) == 0 {
-		return "identity"
+	offered := make([]compress.Coding, len(prefer))
+	for i, c := range prefer {
+		offered[i] = compress.Coding(c)
 	}
-	q := map[string]float64{}
-	star := -1.0
-	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
-			name, params, _ := strings.Cut(part, ";")
-			name = strings.ToLower(strings.TrimSpace(name))
-			if name == "" {
-				continue
-			}
-			weight := 1.0
-			for _, p := range strings.Split(params, ";") {
-				k, val, ok := strings.Cut(strings.TrimSpace(p), "=")
-				if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
-					f, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
-					if err != nil || f < 0 || f > 1 {
-						weight = -1 // malformed: ignore this entry
-					} else {
-						weight = f
-					}
-				}
-			}
-			if weight < 0 {
-				continue
-			}
-			if name == "x-gzip" {
-				name = "gzip"
-			}
-			if name == "*" {
-				star = weight
-				continue
-			}
-			if old, ok := q[name]; !ok || weight > old {
-				q[name] = weight
-			}
-		}
-	}
-	weight := func(c string) float64 {
-		if w, ok := q[c]; ok {
-			return w
-		}
-		if star >= 0 {
-			return star
-		}
-		if c == "identity" {
-			// Acceptable unless excluded, but the last choice: a listed
-			// coding with any q > 0 wins over an unlisted identity.
-			return 1e-6
-		}
-		return 0
-	}
-	best, bestQ := "identity", 0.0
-	for _, c := range prefer {
-		if w := weight(c); w > bestQ {
-			best, bestQ = c, w
-		}
-	}
-	return best
+	return string(compress.ParseAcceptEncoding(values).Choose(offered...))
 }
 
 // favicon draws a 16×16 icon and wraps the PNG in an ICO container.

@@ -11,22 +11,37 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
 	"github.com/klauspost/compress/gzhttp"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/ssat"
 )
 
-// Options configure the edge. They are checked once, by New.
+// Options configure the edge. They are checked once, by New, against the
+// ranges package compress owns.
 type Options struct {
-	GzipLevel     int  // 1..9
-	BrotliQuality int  // 0..11
-	BrotliWindow  int  // 10..24; 0 means 22
+	GzipLevel     int  // compress.GzipLevels
+	BrotliQuality int  // compress.BrotliQualities
+	BrotliWindow  int  // compress.BrotliWindows; 0 means 22
 	MinSize       int  // smallest body compressed, bytes; 0 compresses all
 	Zstd          bool // let gzhttp answer zstd to clients that prefer it
+}
+
+// FromConfig wraps next in the edge the [delivery] section describes. It is
+// the one translation of that section into Options, used by the daemon,
+// measure, the load tool and the tests alike.
+func FromConfig(next http.Handler, d config.DeliveryConfig) (*Edge, error) {
+	return New(next, Options{
+		GzipLevel:     d.GzipLevel,
+		BrotliQuality: d.BrotliQuality,
+		MinSize:       d.MinSize,
+		Zstd:          d.Zstd,
+	})
 }
 
 // Edge is the delivery compression middleware.
@@ -44,11 +59,16 @@ func New(next http.Handler, o Options) (*Edge, error) {
 		o.BrotliWindow = 22
 	}
 	var errs []error
-	if o.GzipLevel < 1 || o.GzipLevel > 9 {
-		errs = append(errs, fmt.Errorf("edge: gzip level %d out of range 1..9", o.GzipLevel))
+	if err := compress.GzipLevels.Check("gzip level", o.GzipLevel); err != nil {
+		errs = append(errs, fmt.Errorf("edge: %w", err))
 	}
-	if o.BrotliQuality < 0 || o.BrotliQuality > 11 {
-		errs = append(errs, fmt.Errorf("edge: brotli quality %d out of range 0..11", o.BrotliQuality))
+	brOpts := compress.Options{BrotliQuality: o.BrotliQuality, BrotliWindow: o.BrotliWindow}
+	// A brotli writer to nowhere checks the brotli options once, here,
+	// rather than on a response.
+	if bw, err := compress.NewWriter(compress.Brotli, io.Discard, brOpts); err != nil {
+		errs = append(errs, fmt.Errorf("edge: %w", err))
+	} else {
+		_ = bw.Close()
 	}
 	if o.MinSize < 0 {
 		errs = append(errs, fmt.Errorf("edge: min size %d is negative", o.MinSize))
@@ -69,26 +89,12 @@ func New(next http.Handler, o Options) (*Edge, error) {
 	if err != nil {
 		return nil, fmt.Errorf("edge: gzhttp: %w", err)
 	}
-	e := &Edge{
-		next:    next,
-		brOpts:  compress.Options{BrotliQuality: o.BrotliQuality, BrotliWindow: o.BrotliWindow},
-		minSize: o.MinSize,
-	}
-	// Check the brotli options once, here, rather than on a response.
-	bw, err := compress.NewWriter(compress.Brotli, discard{}, e.brOpts)
-	if err != nil {
-		return nil, fmt.Errorf("edge: brotli: %w", err)
-	}
-	_ = bw.Close()
+	e := &Edge{next: next, brOpts: brOpts, minSize: o.MinSize}
 	gate := http.HandlerFunc(e.serveGate)
 	e.plain = gate
 	e.gz = wrap(gate)
 	return e, nil
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 type stateKey struct{}
 

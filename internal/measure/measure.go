@@ -333,8 +333,7 @@ func (m *measurer) measureDelivery(res *PageResult, cfg *config.Config, identity
 			p = p[n:]
 		}
 	})
-	d := cfg.Delivery
-	e, err := edge.New(inner, edge.Options{GzipLevel: d.GzipLevel, BrotliQuality: d.BrotliQuality, MinSize: d.MinSize})
+	e, err := edge.FromConfig(inner, cfg.Delivery)
 	if err != nil {
 		res.fail("delivered", err.Error())
 		return

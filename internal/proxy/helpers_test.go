@@ -15,7 +15,7 @@ import (
 
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
-	"github.com/ssatd/ssatd/internal/edge"
+	"github.com/ssatd/ssatd/internal/server"
 )
 
 const testDomain = "www.pub.example"
@@ -75,15 +75,10 @@ func newEnv(t *testing.T, h http.Handler, mutate ...func(*config.Config)) *env {
 	}
 	e.guest = g
 	t.Cleanup(g.Close)
-	// The whole data path, as the daemon builds it: client → edge → guest.
-	var front http.Handler = g
-	if cfg.Platform.DeliveryCompression == config.DeliveryCompressionBuiltin {
-		eh, err := edge.New(g, edge.Options{GzipLevel: cfg.Delivery.GzipLevel, BrotliQuality: cfg.Delivery.BrotliQuality,
-			MinSize: cfg.Delivery.MinSize, Zstd: cfg.Delivery.Zstd})
-		if err != nil {
-			t.Fatal(err)
-		}
-		front = eh
+	// The whole data path, built as the daemon builds it.
+	front, err := server.ClientHandler(cfg, g)
+	if err != nil {
+		t.Fatal(err)
 	}
 	e.front = httptest.NewServer(front)
 	t.Cleanup(e.front.Close)
@@ -157,18 +152,11 @@ func decode(t testing.TB, c compress.Coding, s []byte) []byte {
 	return out
 }
 
-// serveCoded answers with body encoded as the request's first acceptable
-// coding in the order given by prefer, like a negotiating origin.
+// serveCoded answers with body encoded as the coding the request prefers
+// among prefer, ties going to the earlier one, like a negotiating origin.
 func serveCoded(body func() []byte, prefer ...compress.Coding) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ae := compress.ParseAcceptEncoding(r.Header.Values("Accept-Encoding"))
-		c := compress.Identity
-		for _, p := range prefer {
-			if ae.Accepts(string(p)) {
-				c = p
-				break
-			}
-		}
+		c := compress.ParseAcceptEncoding(r.Header.Values("Accept-Encoding")).Choose(prefer...)
 		b := body()
 		if c != compress.Identity {
 			b, _ = compress.Encode(c, b, originOpts)

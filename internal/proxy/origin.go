@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/config"
 )
 
 // conditionalHeaders are dropped for eligible requests (§2): the page is
@@ -37,7 +38,7 @@ func (g *Guest) rewriteOriginRequest(pr *httputil.ProxyRequest) {
 // originAcceptEncoding decides the Accept-Encoding sent to the origin. It is
 // always set, never left to Go's transport (spec §2, Go pitfall).
 func (g *Guest) originAcceptEncoding(in http.Header, x *exchange) string {
-	if x.mode == modeOffload && g.offloadAE != "negotiate" {
+	if x.mode == modeOffload && g.offloadAE != config.OffloadOriginNegotiate {
 		return string(compress.Identity)
 	}
 	return compress.MirrorOriginAcceptEncoding(compress.ParseAcceptEncoding(in.Values("Accept-Encoding")))

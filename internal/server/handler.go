@@ -15,13 +15,7 @@ import (
 func ClientHandler(cfg *config.Config, guest http.Handler) (http.Handler, error) {
 	h := guest
 	if cfg.Platform.DeliveryCompression == config.DeliveryCompressionBuiltin {
-		dc := cfg.Delivery
-		e, err := edge.New(guest, edge.Options{
-			GzipLevel:     dc.GzipLevel,
-			BrotliQuality: dc.BrotliQuality,
-			MinSize:       dc.MinSize,
-			Zstd:          dc.Zstd,
-		})
+		e, err := edge.FromConfig(guest, cfg.Delivery)
 		if err != nil {
 			return nil, err
 		}
