@@ -82,7 +82,10 @@ func TestCorpusMirrorEquivalence(t *testing.T) {
 		current = served
 		var want []byte
 		for _, c := range allCodings {
-			_, body := e.mustGet(t, "/"+name, navigate, header("Accept-Encoding", string(c)))
+			resp, body := e.mustGet(t, "/"+name, navigate, header("Accept-Encoding", string(c)))
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s %s: status %d: %.200s", name, c, resp.StatusCode, body)
+			}
 			plain := decode(t, c, body)
 			if want == nil {
 				want = plain
@@ -251,6 +254,9 @@ func TestCorpusOffloadEqualsMirror(t *testing.T) {
 				current = bytes.ReplaceAll(page, []byte("//"+h), []byte("//"+off.host))
 			}
 			resp, body := off.mustGet(t, "/"+name, navigate, header("Accept-Encoding", "br, gzip"))
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s offload: status %d: %.200s", name, resp.StatusCode, body)
+			}
 			if resp.Header.Get("Content-Encoding") != "br" || asked != "identity" {
 				t.Fatalf("%s/%s: delivered %q, origin asked %q", name, c, resp.Header.Get("Content-Encoding"), asked)
 			}
@@ -259,6 +265,9 @@ func TestCorpusOffloadEqualsMirror(t *testing.T) {
 				current = bytes.ReplaceAll(page, []byte("//"+h), []byte("//"+mir.host))
 			}
 			mresp, mbody := mir.mustGet(t, "/"+name, navigate, header("Accept-Encoding", "gzip, deflate, br"))
+			if mresp.StatusCode != http.StatusOK {
+				t.Fatalf("%s mirror: status %d: %.200s", name, mresp.StatusCode, mbody)
+			}
 			want := decode(t, compress.Coding(orIdentity(mresp.Header.Get("Content-Encoding"))), mbody)
 			want = bytes.ReplaceAll(want, []byte(mir.host), []byte("ORIGIN"))
 			if !bytes.Equal(got, want) {

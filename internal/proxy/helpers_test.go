@@ -38,8 +38,11 @@ func testConfig(t *testing.T, originURL string, mutate ...func(*config.Config)) 
 	c.Auction.TimeoutMS = 2000
 	c.CreativeOpportunities.Slots = []config.Slot{{ID: "top", PagePatterns: []string{"/**"}, Formats: [][]int{{728, 90}}, GAMUnitPath: "/1/top"}}
 	c.Auction.StaticBids = []config.StaticBid{{SlotID: "top", HbPb: "1.50", HbBidder: "example", W: 728, H: 90, HbAdid: "a1", Adm: "<div>ad</div>"}}
-	c.Publisher.OriginIdleTimeout = config.Duration{Duration: 2 * time.Second}
-	c.Publisher.OriginHeaderTimeout = config.Duration{Duration: 2 * time.Second}
+	// Generous, because test origins encode whole corpus pages per request
+	// and -race on a loaded machine slows that past 2 s; the timeout tests
+	// set their own short values.
+	c.Publisher.OriginIdleTimeout = config.Duration{Duration: 15 * time.Second}
+	c.Publisher.OriginHeaderTimeout = config.Duration{Duration: 15 * time.Second}
 	for _, m := range mutate {
 		m(c)
 	}
