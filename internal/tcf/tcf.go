@@ -37,9 +37,9 @@ type Consent struct {
 	PolicyVersion        int
 	IsServiceSpecific    bool
 	UseNonStandardTexts  bool
-	SpecialFeatureOptIns [12]bool  // index 0 is special feature 1
-	PurposesConsent      [24]bool  // index 0 is purpose 1
-	PurposesLI           [24]bool  // legitimate interest transparency
+	SpecialFeatureOptIns [12]bool // index 0 is special feature 1
+	PurposesConsent      [24]bool // index 0 is purpose 1
+	PurposesLI           [24]bool // legitimate interest transparency
 	PurposeOneTreatment  bool
 	PublisherCC          string
 	VendorConsents       VendorSet // vendors with consent

@@ -32,7 +32,9 @@ func (w *bitWriter) flags(set map[int]bool, n int) *bitWriter {
 	return w
 }
 
-func (w *bitWriter) letters(s string) *bitWriter { return w.put(int(s[0]-'A'), 6).put(int(s[1]-'A'), 6) }
+func (w *bitWriter) letters(s string) *bitWriter {
+	return w.put(int(s[0]-'A'), 6).put(int(s[1]-'A'), 6)
+}
 
 func (w *bitWriter) String() string {
 	out := make([]byte, (len(w.bits)+7)/8)
