@@ -92,7 +92,7 @@ func formatCents(c int64) string {
 // exponent is bounded because big.Rat would otherwise build 10^n for any n
 // an endpoint sends ("1e999999999").
 func ParsePrice(s string) (*big.Rat, bool) {
-	if s == "" || len(s) > 64 || strings.ContainsAny(s, "/") {
+	if s == "" || len(s) > 64 || strings.Trim(s, "0123456789.eE+-") != "" {
 		return nil, false
 	}
 	if i := strings.IndexAny(s, "eE"); i >= 0 {

@@ -292,8 +292,12 @@ func (p *OpenRTB) exchange(ctx context.Context, i int, req Request) ([]candidate
 // auction's or the endpoint's) has passed it is a timeout, when the page's
 // request has ended it is a cancellation, otherwise a connection error.
 func (p *OpenRTB) failure(ctx context.Context, timeoutReason string, err error) result {
+	// The clock decides, not only ctx.Err: on a busy machine the page can
+	// stop the auction after its deadline but before the deadline's timer
+	// has fired, and that is still a timeout.
+	dl, hasDL := ctx.Deadline()
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case errors.Is(ctx.Err(), context.DeadlineExceeded), hasDL && !time.Now().Before(dl):
 		return result{outcome: EndpointTimeout, reason: timeoutReason, err: err}
 	case ctx.Err() != nil:
 		return result{outcome: EndpointCancelled, err: err}
