@@ -335,7 +335,9 @@ func TestBadAnswers(t *testing.T) {
 	}{
 		{"500", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) }, OutcomeKey{EndpointError, ReasonStatus}, "warn"},
 		{"400", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad", 400) }, OutcomeKey{EndpointError, ReasonStatus}, "warn"},
-		{"redirect", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect) }, OutcomeKey{EndpointError, ReasonStatus}, "warn"},
+		{"redirect", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
+		}, OutcomeKey{EndpointError, ReasonStatus}, "warn"},
 		{"204", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }, OutcomeKey{EndpointNoBid, ReasonNoContent}, "info"},
 		{"invalid json", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, `{"id":"r","seatbid":[`) }, OutcomeKey{EndpointError, ReasonJSON}, "warn"},
 		{"oversize body", oversize, OutcomeKey{EndpointError, ReasonTooLarge}, "warn"},
