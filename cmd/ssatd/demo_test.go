@@ -658,7 +658,7 @@ func TestDemoBidderCommand(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 	// A failure rate of 0.5 fails every second request.
-	for i, want := range []int{http.StatusInternalServerError, http.StatusOK, http.StatusInternalServerError, http.StatusOK} {
+	for i, want := range []int{http.StatusOK, http.StatusInternalServerError, http.StatusOK, http.StatusInternalServerError} {
 		status, body := post()
 		if status != want {
 			t.Fatalf("request %d: status %d, want %d: %s", i+1, status, want, body)
