@@ -50,7 +50,7 @@ type endpoint struct {
 	canceled int // requests whose context ended before the handler did
 }
 
-func newEndpoint(t *testing.T, h func(w http.ResponseWriter, r *http.Request)) *endpoint {
+func newEndpoint(t testing.TB, h func(w http.ResponseWriter, r *http.Request)) *endpoint {
 	t.Helper()
 	e := &endpoint{conns: map[net.Conn]http.ConnState{}}
 	e.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
