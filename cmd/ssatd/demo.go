@@ -23,6 +23,7 @@ import (
 type demoOptions struct {
 	addr                      string
 	originPort                int
+	bidderPort                int
 	mirrorPort, offloadPort   int
 	mirrorAdmin, offloadAdmin int
 	originPrefer              []string
@@ -35,13 +36,14 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, envir
 	o := demoOptions{}
 	fs.StringVar(&o.addr, "addr", "127.0.0.1", "address every listener binds to (0.0.0.0 to reach the demo from other machines)")
 	fs.IntVar(&o.originPort, "origin-port", 8000, "demo origin port")
+	fs.IntVar(&o.bidderPort, "bidder-port", 8002, "demo bidder (mock Prebid Server) port")
 	fs.IntVar(&o.mirrorPort, "mirror-port", 8080, "ssatd in mirror mode: client port")
 	fs.IntVar(&o.offloadPort, "offload-port", 8081, "ssatd with compression offload (builtin edge): client port")
 	fs.IntVar(&o.mirrorAdmin, "mirror-admin-port", 9090, "mirror ssatd: admin port (/healthz, /readyz, /metrics)")
 	fs.IntVar(&o.offloadAdmin, "offload-admin-port", 9091, "offload ssatd: admin port")
 	prefer := fs.String("origin-prefer", strings.Join(demo.DefaultPreference, ","), "the origin's coding preference among those the client accepts equally")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ssatd demo [flags]\n\nRuns a demo publisher origin and two ssatd proxies in front of it (mirror and offload), on loopback by default.")
+		fmt.Fprintln(stderr, "usage: ssatd demo [flags]\n\nRuns a demo publisher origin, a demo bidder (mock Prebid Server) and two ssatd proxies in front of\nthe origin (mirror and offload) that auction each page over OpenRTB, on loopback by default.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -52,7 +54,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, envir
 		fs.Usage()
 		return 2
 	}
-	for _, p := range []int{o.originPort, o.mirrorPort, o.offloadPort, o.mirrorAdmin, o.offloadAdmin} {
+	for _, p := range []int{o.originPort, o.bidderPort, o.mirrorPort, o.offloadPort, o.mirrorAdmin, o.offloadAdmin} {
 		if p < 0 || p > 65535 {
 			fmt.Fprintf(stderr, "ssatd demo: port %d out of range 0-65535\n", p)
 			fs.Usage()
@@ -99,10 +101,12 @@ func withDefault(environ []string, key, value string) []string {
 	return append(environ[:len(environ):len(environ)], key+"="+value)
 }
 
-// demoRun is a running demo: the origin and the two proxies.
+// demoRun is a running demo: the origin, the bidder and the two proxies.
 type demoRun struct {
 	origin                      *demo.Origin
 	originURL                   string
+	bidder                      *demo.Bidder
+	bidderURL                   string // the auction endpoint
 	mirrorURL, offloadURL       string
 	mirrorAdmin, offloadAdmin   string
 	mirrorConfig, offloadConfig *config.Config
@@ -130,6 +134,10 @@ func startDemo(ctx context.Context, o demoOptions, log *zap.Logger) (*demoRun, e
 		return l, nil
 	}
 	originL, err := listen("origin", o.originPort, "origin-port")
+	if err != nil {
+		return nil, err
+	}
+	bidderL, err := listen("bidder", o.bidderPort, "bidder-port")
 	if err != nil {
 		return nil, err
 	}
@@ -165,9 +173,16 @@ func startDemo(ctx context.Context, o demoOptions, log *zap.Logger) (*demoRun, e
 		closeAll()
 		return nil, err
 	}
+	bidder, err := demo.NewBidder(demo.BidderOptions{})
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
 	d := &demoRun{
 		origin:       origin,
 		originURL:    "http://" + originHost,
+		bidder:       bidder,
+		bidderURL:    "http://" + hostPort(bidderL) + demo.AuctionPath,
 		mirrorURL:    "http://" + hostPort(mirrorL),
 		offloadURL:   "http://" + hostPort(offloadL),
 		mirrorAdmin:  "http://" + hostPort(mirrorAdminL),
@@ -188,6 +203,7 @@ func startDemo(ctx context.Context, o demoOptions, log *zap.Logger) (*demoRun, e
 			Domain:       "localhost:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port),
 			AllowedHosts: allowed,
 			Offload:      offload,
+			BidderURL:    d.bidderURL,
 		})
 		if err == nil {
 			cfg.Server.ShutdownTimeout.Duration = o.shutdownTimeout
@@ -213,31 +229,33 @@ func startDemo(ctx context.Context, o demoOptions, log *zap.Logger) (*demoRun, e
 		return nil, err
 	}
 
-	originSrv := &http.Server{
-		Handler:           origin,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          zap.NewStdLog(log.Named("origin")),
-	}
 	eg, ectx := errgroup.WithContext(ctx)
-	eg.Go(func() error {
-		if err := originSrv.Serve(originL); !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("origin: %w", err)
-		}
-		return nil
-	})
-	eg.Go(func() error {
-		<-ectx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
-		defer cancel()
-		if err := originSrv.Shutdown(sctx); err != nil {
-			_ = originSrv.Close()
-		}
-		return nil
-	})
+	serveDemo(ectx, eg, "origin", origin, originL, o.shutdownTimeout, log)
+	serveDemo(ectx, eg, "bidder", bidder, bidderL, o.shutdownTimeout, log)
 	eg.Go(func() error { return mirror.run(ectx, &listeners{client: mirrorL, admin: mirrorAdminL}) })
 	eg.Go(func() error { return offload.run(ectx, &listeners{client: offloadL, admin: offloadAdminL}) })
 	d.eg = eg
 	return d, nil
+}
+
+// serveDemo serves h on l in eg until ctx is cancelled.
+func serveDemo(ctx context.Context, eg *errgroup.Group, name string, h http.Handler, l net.Listener, shutdown time.Duration, log *zap.Logger) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(log.Named(name))}
+	eg.Go(func() error {
+		if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	})
+	eg.Go(func() error {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), shutdown)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			_ = srv.Close()
+		}
+		return nil
+	})
 }
 
 // wait blocks until the demo has stopped (its context was cancelled, or a
@@ -250,12 +268,13 @@ func (d *demoRun) printBanner(w io.Writer) {
 ssatd demo is running. Press Ctrl-C to stop.
 
   origin    %-28s  the demo publisher (The Harbour Gazette): br, gzip, deflate, identity
+  bidder    %-28s  mock Prebid Server: the proxies auction every SSAT page here over OpenRTB 2.6
   mirror    %-28s  ssatd, mirror mode: the page keeps the origin's coding
   offload   %-28s  ssatd, compression offload: identity from the origin, br/gzip from the builtin edge
   admin     %s/metrics   %s/metrics
 
-Open in a browser (the ad slots show the demo bids):
-`, d.originURL+"/", d.mirrorURL+"/", d.offloadURL+"/", d.mirrorAdmin, d.offloadAdmin)
+Open in a browser (the ad slots show the winning OpenRTB bids: seat and price bucket):
+`, d.originURL+"/", d.bidderURL, d.mirrorURL+"/", d.offloadURL+"/", d.mirrorAdmin, d.offloadAdmin)
 	for _, p := range pages {
 		note := "SSAT page"
 		if p.Path == demo.AboutPath {

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -137,8 +136,8 @@ func TestDemoThroughBothProxies(t *testing.T) {
 			if hasSlots != eligible || hasBids != eligible {
 				t.Errorf("%s %s: ad slots script %v, bids script %v, want %v", proxy.name, p.Path, hasSlots, hasBids, eligible)
 			}
-			if eligible && !bytes.Contains(body, []byte(`\"hb_bidder\":\"demobidder\"`)) {
-				t.Errorf("%s %s: the demo bids are missing", proxy.name, p.Path)
+			if eligible && (!bytes.Contains(body, []byte(`\"hb_bidder\":\"demo-`)) || !bytes.Contains(body, []byte(`via OpenRTB`))) {
+				t.Errorf("%s %s: the demo bidder's OpenRTB bids are missing", proxy.name, p.Path)
 			}
 			proxyHost := strings.TrimPrefix(proxy.url, "http://")
 			if bytes.Contains(body, []byte(`href="http://`+originHost)) || !bytes.Contains(body, []byte(`href="http://`+proxyHost+`/`)) {
@@ -316,7 +315,8 @@ func TestHealthcheck(t *testing.T) {
 
 func TestDemoUsageErrors(t *testing.T) {
 	for _, args := range [][]string{{"demo", "-bogus"}, {"demo", "extra"}, {"demo", "-mirror-port", "70000"},
-		{"demo-origin", "-bogus"}, {"demo-origin", "extra"}} {
+		{"demo-origin", "-bogus"}, {"demo-origin", "extra"},
+		{"demo-bidder", "-bogus"}, {"demo-bidder", "extra"}, {"demo-bidder", "-failure-rate", "2"}} {
 		got := invoke(t, args, nil)
 		if got.code != 2 || !strings.Contains(got.stderr, "usage: ssatd "+args[0]) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and the usage", args, got.code, got.stderr)
@@ -325,9 +325,11 @@ func TestDemoUsageErrors(t *testing.T) {
 }
 
 // TestComposeConfigsMatchDemo keeps the Compose configurations in step with
-// the in-process demo: same slots and bids, each proxy in its mode.
+// the in-process demo: same slots and OpenRTB endpoint (the bidder service),
+// each proxy in its mode.
 func TestComposeConfigsMatchDemo(t *testing.T) {
-	want, err := demo.ProxyConfig(demo.ProxyOptions{Listen: ":0", AdminListen: ":0", OriginURL: "http://origin:8000", Domain: "localhost"})
+	want, err := demo.ProxyConfig(demo.ProxyOptions{Listen: ":0", AdminListen: ":0", OriginURL: "http://origin:8000", Domain: "localhost",
+		BidderURL: "http://bidder:8002/openrtb2/auction"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,13 +344,15 @@ func TestComposeConfigsMatchDemo(t *testing.T) {
 		if cfg.Publisher.SSATCompressionOffloadEnabled != offload || cfg.Platform.DeliveryCompression != config.DeliveryCompressionBuiltin {
 			t.Errorf("%s: offload %v platform %q", file, cfg.Publisher.SSATCompressionOffloadEnabled, cfg.Platform.DeliveryCompression)
 		}
-		if !cfg.Auction.Enabled || cfg.Auction.Provider != config.AuctionProviderStatic || !reflect.DeepEqual(cfg.Auction.StaticBids, want.Auction.StaticBids) {
+		if !cfg.Auction.Enabled || cfg.Auction.Provider != config.AuctionProviderOpenRTB || !reflect.DeepEqual(cfg.Auction.OpenRTB, want.Auction.OpenRTB) ||
+			cfg.Auction.TimeoutMS != want.Auction.TimeoutMS || cfg.Auction.PriceGranularity != want.Auction.PriceGranularity {
 			t.Errorf("%s: auction differs from the demo's:\n%+v\nwant\n%+v", file, cfg.Auction, want.Auction)
 		}
 		strip := func(s []config.Slot) []config.Slot {
 			out := append([]config.Slot{}, s...)
 			for i := range out {
 				out[i].Patterns = nil
+				out[i].BidderParams = nil
 			}
 			return out
 		}
@@ -453,8 +457,9 @@ type renderedPage struct {
 		Slot string `json:"slot"`
 		Text string `json:"text"`
 	} `json:"placeholders"`
-	StateCount  string `json:"stateCount"`
-	TeaserCount string `json:"teaserCount"`
+	Adms        []string `json:"adms"`
+	StateCount  string   `json:"stateCount"`
+	TeaserCount string   `json:"teaserCount"`
 }
 
 // TestDemoInBrowser loads the demo pages in headless Chromium through both
@@ -499,10 +504,16 @@ func TestDemoInBrowser(t *testing.T) {
 		shots = dir
 	}
 
-	// The placeholder text the bundle writes for each slot's bid.
-	wantText := map[string]string{}
-	for _, b := range demo.StaticBids() {
-		wantText[b.SlotID] = "slot " + b.SlotID + " " + strconv.Itoa(b.W) + "x" + strconv.Itoa(b.H) + " " + b.HbBidder + " $" + b.HbPb
+	// The placeholder text the bundle writes for each slot's winning bid.
+	// The demo bidder's prices are fixed (demo.DemoPrice): the winners are
+	// top-leaderboard demo-gamma 2.456, home-mpu demo-beta 3.890,
+	// article-mpu demo-beta 3.911 and sidebar-sky demo-gamma 4.089, floored
+	// by the dense granularity (cents up to 3.00, then 0.05 steps).
+	wantText := map[string]string{
+		"top-leaderboard": "slot top-leaderboard 728x90 demo-gamma $2.45",
+		"home-mpu":        "slot home-mpu 300x250 demo-beta $3.85",
+		"article-mpu":     "slot article-mpu 300x250 demo-beta $3.90",
+		"sidebar-sky":     "slot sidebar-sky 160x600 demo-gamma $4.05",
 	}
 	divOf := map[string]string{}
 	for _, s := range demo.Slots() {
@@ -538,6 +549,7 @@ func TestDemoInBrowser(t *testing.T) {
 					placeholders: Array.prototype.map.call(document.querySelectorAll(".tsjs-placeholder"), function (e) {
 						return {div: e.parentElement.id, slot: e.getAttribute("data-slot"), text: e.textContent};
 					}),
+					adms: Object.keys(window.tsjs.bids || {}).sort().map(function (k) { return window.tsjs.bids[k].hb_adid + " " + window.tsjs.bids[k].adm; }),
 					stateCount: (document.getElementById("state-count") || {}).textContent || "",
 					teaserCount: (document.getElementById("teaser-count") || {}).textContent || ""
 				})`))
@@ -553,6 +565,16 @@ func TestDemoInBrowser(t *testing.T) {
 				for i, p := range got.Placeholders {
 					if i < len(slots) && (p.Slot != slots[i] || p.Div != divOf[slots[i]] || p.Text != wantText[slots[i]]) {
 						t.Errorf("placeholder %d = %+v, want slot %s in #%s saying %q", i, p, slots[i], divOf[slots[i]], wantText[slots[i]])
+					}
+				}
+				// The bids came through the OpenRTB exchange: the demo
+				// bidder's bid ids and creatives.
+				if len(got.Adms) != len(slots) {
+					t.Errorf("window.tsjs.bids has %d bids, want %d: %q", len(got.Adms), len(slots), got.Adms)
+				}
+				for _, a := range got.Adms {
+					if !strings.HasPrefix(a, "demo-") || !strings.Contains(a, "via OpenRTB</div>") {
+						t.Errorf("bid %q did not come from the demo bidder", a)
 					}
 				}
 				if path == "/" && (got.StateCount == "0" || got.TeaserCount == "0") {
@@ -589,10 +611,47 @@ func TestDemoInBrowser(t *testing.T) {
 		}
 	}
 
+	// Two proxies, two pages: each page view was one OpenRTB request.
+	if n := d.bidder.Requests(); n != 4 {
+		t.Errorf("the demo bidder received %d bid requests, want 4", n)
+	}
+
 	// The mirror proxy's coding is the origin's: ask the origin directly
 	// with Chromium's Accept-Encoding.
 	resp, _ := navigate(t, d.originURL+"/", "gzip, deflate, br, zstd")
 	if ce := resp.Header.Get("Content-Encoding"); ce != originCoding {
 		t.Errorf("the origin sends %q for a browser, the test expected %q through the mirror proxy", ce, originCoding)
+	}
+}
+
+// TestDemoBidderCommand runs `ssatd demo-bidder` and sends it an OpenRTB
+// request as ssatd would.
+func TestDemoBidderCommand(t *testing.T) {
+	stdout, stderr, stop, code := runCommand(t, "demo-bidder", "-listen", "127.0.0.1:0", "-failure-rate", "0.5")
+	m := waitOutput(t, stdout, regexp.MustCompile(`serving OpenRTB on (http://\S+/openrtb2/auction)`), code)
+	post := func() (int, string) {
+		resp, err := http.Post(m[1], "application/json", strings.NewReader(
+			`{"id":"r1","imp":[{"id":"top-leaderboard","banner":{"format":[{"w":728,"h":90}]}}],"tmax":400}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	// A failure rate of 0.5 fails every second request.
+	for i, want := range []int{http.StatusOK, http.StatusInternalServerError, http.StatusOK, http.StatusInternalServerError} {
+		status, body := post()
+		if status != want {
+			t.Fatalf("request %d: status %d, want %d: %s", i+1, status, want, body)
+		}
+		if status == http.StatusOK && (!strings.Contains(body, `"seat":"demo-gamma"`) || !strings.Contains(body, `"price":2.456`) ||
+			!strings.Contains(body, `"impid":"top-leaderboard"`)) {
+			t.Errorf("request %d: %s", i+1, body)
+		}
+	}
+	stop()
+	if c := exitCode(t, code); c != 0 {
+		t.Fatalf("exit code %d, stderr %s", c, stderr.String())
 	}
 }

@@ -21,8 +21,9 @@ commands:
   config check -config FILE   validate a configuration and print the effective one
   measure -pages DIR | -url URL | -proxy URL -url PATH
                               measure what compression costs (see docs/measuring.md)
-  demo                        run a demo origin and two proxies (mirror, offload) locally
+  demo                        run a demo origin, a demo bidder and two proxies (mirror, offload) locally
   demo-origin                 run the demo origin alone
+  demo-bidder [-listen ADDR]  run the mock Prebid Server (OpenRTB) alone
   healthcheck                 probe a running daemon's /healthz (for container health checks)
   version                     print the version
 
@@ -67,6 +68,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 		return cmdDemo(ctx, args[1:], stdout, stderr, environ)
 	case "demo-origin":
 		return cmdDemoOrigin(ctx, args[1:], stdout, stderr, environ)
+	case "demo-bidder":
+		return cmdDemoBidder(ctx, args[1:], stdout, stderr, environ)
 	case "healthcheck":
 		return cmdHealthcheck(ctx, args[1:], stdout, stderr, environ)
 	case "version", "-version", "--version":

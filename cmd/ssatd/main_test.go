@@ -413,8 +413,8 @@ func TestExampleConfigIsComplete(t *testing.T) {
 			t.Errorf("%s lacks %s", file, key)
 		}
 	}
-	if v, _ := lookup(written, "auction.provider"); v != "static" {
-		t.Errorf("auction.provider = %#v, want \"static\"", v)
+	if v, _ := lookup(written, "auction.provider"); v != "openrtb" {
+		t.Errorf("auction.provider = %#v, want \"openrtb\"", v)
 	}
 	if v, _ := lookup(written, "auction.enabled"); v != true {
 		t.Errorf("auction.enabled = %#v, want true", v)

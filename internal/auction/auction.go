@@ -5,15 +5,26 @@ package auction
 
 import (
 	"context"
+	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/ssatd/ssatd/internal/ssat"
 )
 
-// Request describes what is being auctioned.
+// Request describes what is being auctioned, and the little of the client
+// request an auction may pass on (never its cookies or other headers).
 type Request struct {
 	Path  string
 	Slots []ssat.Slot
+
+	PageURL   string     // the public URL of the page
+	Domain    string     // the public host name, without port
+	Secure    bool       // the client uses https
+	UserAgent string     // the client's User-Agent
+	IP        netip.Addr // the client address, through trusted proxies only
+	Language  string     // ISO-639-1 code from Accept-Language
+	Consent   string     // the TCF v2 consent string, if the client sent one
 }
 
 // Provider returns the winning bid per slot id. It must honour ctx.
@@ -43,20 +54,42 @@ func (s Static) Bids(_ context.Context, req Request) (map[string]ssat.Bid, error
 	return out, nil
 }
 
+// partialProvider is a provider that gathers bids from several sources: it
+// offers the best bids so far as sources answer, so that at the deadline
+// the page keeps what has arrived rather than nothing.
+type partialProvider interface {
+	BidsPartial(ctx context.Context, req Request, offer func(map[string]ssat.Bid)) (map[string]ssat.Bid, error)
+}
+
+// winCounter is a provider that counts the bids that reached a page.
+type winCounter interface {
+	Won(map[string]ssat.Bid)
+}
+
 // Call is one running auction.
 type Call struct {
+	p        Provider
 	done     chan struct{}
 	bids     map[string]ssat.Bid
 	err      error
 	deadline time.Time
 	cancel   context.CancelFunc
+
+	mu      sync.Mutex
+	partial map[string]ssat.Bid // the best offered so far
+}
+
+func (c *Call) offer(bids map[string]ssat.Bid) {
+	c.mu.Lock()
+	c.partial = bids
+	c.mu.Unlock()
 }
 
 // Start runs p in the background; the result is available until deadline.
 func Start(ctx context.Context, p Provider, req Request, timeout time.Duration) *Call {
 	deadline := time.Now().Add(timeout)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
-	c := &Call{done: make(chan struct{}), deadline: deadline, cancel: cancel}
+	c := &Call{p: p, done: make(chan struct{}), deadline: deadline, cancel: cancel}
 	switch p.(type) {
 	case None, Static:
 		// In-memory providers answer at once: run them here, so that a
@@ -68,6 +101,10 @@ func Start(ctx context.Context, p Provider, req Request, timeout time.Duration) 
 	}
 	go func() {
 		defer close(c.done)
+		if pp, ok := p.(partialProvider); ok {
+			c.bids, c.err = pp.BidsPartial(ctx, req, c.offer)
+			return
+		}
 		c.bids, c.err = p.Bids(ctx, req)
 	}()
 	return c
@@ -81,11 +118,23 @@ const (
 	TimedOut  Outcome = "timeout"
 	Failed    Outcome = "error"
 	Cancelled Outcome = "cancelled"
+	// Partial: the deadline came first, and the page got the bids of the
+	// sources that had answered.
+	Partial Outcome = "partial"
 )
 
 // Wait returns the bids, or an empty set when the auction failed or did not
-// finish by its deadline: the page is never held longer than the timeout.
+// finish by its deadline (a provider that offers partial results keeps
+// them): the page is never held longer than the timeout.
 func (c *Call) Wait(ctx context.Context) (map[string]ssat.Bid, Outcome) {
+	bids, out := c.wait(ctx)
+	if w, ok := c.p.(winCounter); ok && len(bids) > 0 {
+		w.Won(bids)
+	}
+	return bids, out
+}
+
+func (c *Call) wait(ctx context.Context) (map[string]ssat.Bid, Outcome) {
 	// A finished auction is used even when the page reaches </body> after
 	// the deadline: select would otherwise pick at random between the two
 	// ready cases.
@@ -100,6 +149,11 @@ func (c *Call) Wait(ctx context.Context) (map[string]ssat.Bid, Outcome) {
 	case <-c.done:
 		return c.result()
 	case <-t.C:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if len(c.partial) > 0 {
+			return c.partial, Partial
+		}
 		return map[string]ssat.Bid{}, TimedOut
 	case <-ctx.Done():
 		return map[string]ssat.Bid{}, Cancelled

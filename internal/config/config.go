@@ -5,6 +5,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,7 @@ type Config struct {
 	Platform              PlatformConfig        `toml:"platform" envPrefix:"PLATFORM_"`
 	Delivery              DeliveryConfig        `toml:"delivery" envPrefix:"DELIVERY_"`
 	Auction               AuctionConfig         `toml:"auction" envPrefix:"AUCTION_"`
+	Consent               ConsentConfig         `toml:"consent" envPrefix:"CONSENT_"`
 	CreativeOpportunities CreativeOpportunities `toml:"creative_opportunities" env:"-"`
 	Bots                  BotsConfig            `toml:"bots" envPrefix:"BOTS_"`
 	Debug                 DebugConfig           `toml:"debug" envPrefix:"DEBUG_"`
@@ -110,16 +112,42 @@ type DeliveryConfig struct {
 
 // Values of AuctionConfig.Provider.
 const (
-	AuctionProviderNone   = "none"
-	AuctionProviderStatic = "static"
+	AuctionProviderNone    = "none"
+	AuctionProviderStatic  = "static"
+	AuctionProviderOpenRTB = "openrtb"
 )
 
 // AuctionConfig is the [auction] section.
 type AuctionConfig struct {
-	Enabled    bool        `toml:"enabled" env:"ENABLED"`
-	TimeoutMS  int         `toml:"timeout_ms" env:"TIMEOUT_MS"`
-	Provider   string      `toml:"provider" env:"PROVIDER"`
-	StaticBids []StaticBid `toml:"static_bids" env:"-"`
+	Enabled          bool              `toml:"enabled" env:"ENABLED"`
+	TimeoutMS        int               `toml:"timeout_ms" env:"TIMEOUT_MS"`
+	Provider         string            `toml:"provider" env:"PROVIDER"`
+	PriceGranularity string            `toml:"price_granularity" env:"PRICE_GRANULARITY"`
+	Currency         string            `toml:"currency" env:"CURRENCY"`
+	StaticBids       []StaticBid       `toml:"static_bids" env:"-"`
+	OpenRTB          []OpenRTBEndpoint `toml:"openrtb,omitempty" env:"-"`
+}
+
+// OpenRTBEndpoint is one [[auction.openrtb]] entry: an OpenRTB 2.x endpoint
+// such as Prebid Server's /openrtb2/auction.
+type OpenRTBEndpoint struct {
+	Name      string `toml:"name"`
+	URL       string `toml:"url"`
+	TimeoutMS int    `toml:"timeout_ms"`
+	AccountID string `toml:"account_id"`
+	Test      bool   `toml:"test"`
+	// Headers are sent with every bid request; they often carry an API
+	// key, so config check masks their values.
+	Headers map[string]string `toml:"headers,omitempty"`
+}
+
+// ConsentConfig is the [consent] section.
+type ConsentConfig struct {
+	// GDPRApplies is sent to bid endpoints as regs.gdpr.
+	GDPRApplies bool `toml:"gdpr_applies" env:"GDPR_APPLIES"`
+	// RequireTCFPurpose1 runs the ad stack only for clients whose TCF v2
+	// string grants purpose 1.
+	RequireTCFPurpose1 bool `toml:"require_tcf_purpose1" env:"REQUIRE_TCF_PURPOSE1"`
 }
 
 // StaticBid is a canned bid served by the "static" auction provider, for
@@ -148,9 +176,14 @@ type Slot struct {
 	GAMUnitPath  string         `toml:"gam_unit_path"`
 	DivID        string         `toml:"div_id"`
 	Targeting    map[string]any `toml:"targeting"`
+	// Bidders are the slot's bidder parameters by bidder name, sent as
+	// imp.ext.prebid.bidder.
+	Bidders map[string]any `toml:"bidders,omitempty"`
 
 	// Patterns holds PagePatterns compiled by Validate.
 	Patterns []*glob.Glob `toml:"-"`
+	// BidderParams is Bidders encoded as JSON by Validate.
+	BidderParams map[string]json.RawMessage `toml:"-"`
 }
 
 // Matches reports whether any of the slot's page patterns matches urlPath.
@@ -255,8 +288,10 @@ func Defaults() *Config {
 			BrotliQuality: 1,
 		},
 		Auction: AuctionConfig{
-			TimeoutMS: 500,
-			Provider:  AuctionProviderNone,
+			TimeoutMS:        500,
+			Provider:         AuctionProviderNone,
+			PriceGranularity: "dense",
+			Currency:         "USD",
 		},
 		Bots: BotsConfig{
 			UserAgents: []string{"Googlebot", "Bingbot", "AhrefsBot", "SemrushBot", "DotBot"},
@@ -406,11 +441,21 @@ func typeName(t reflect.Type) string {
 
 // WriteEffective writes the whole effective configuration as TOML so an
 // operator can see what the daemon actually runs with. Credentials in
-// publisher.origin_url are masked because this output ends up in logs and
-// support tickets.
+// publisher.origin_url and in endpoint URLs, and endpoint header values,
+// are masked because this output ends up in logs and support tickets.
 func (c *Config) WriteEffective(w io.Writer) error {
 	masked := *c
 	masked.Publisher.OriginURL = maskURL(c.Publisher.OriginURL)
+	masked.Auction.OpenRTB = nil
+	for _, e := range c.Auction.OpenRTB {
+		e.URL = maskURL(e.URL)
+		h := make(map[string]string, len(e.Headers))
+		for k := range e.Headers {
+			h[k] = maskedSecret
+		}
+		e.Headers = h
+		masked.Auction.OpenRTB = append(masked.Auction.OpenRTB, e)
+	}
 	if err := toml.NewEncoder(w).Encode(masked); err != nil {
 		return fmt.Errorf("write effective config: %w", err)
 	}

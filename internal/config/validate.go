@@ -299,7 +299,8 @@ func (c *Config) validateAuctionAndSlots(p *problems) {
 	if c.Auction.TimeoutMS <= 0 {
 		p.addf("auction.timeout_ms", "must be a positive number of milliseconds, got %d", c.Auction.TimeoutMS)
 	}
-	checkOneOf(p, "auction.provider", c.Auction.Provider, AuctionProviderNone, AuctionProviderStatic)
+	checkOneOf(p, "auction.provider", c.Auction.Provider, AuctionProviderNone, AuctionProviderStatic, AuctionProviderOpenRTB)
+	c.validateOpenRTB(p)
 
 	ids := make(map[string]int, len(c.CreativeOpportunities.Slots))
 	for i := range c.CreativeOpportunities.Slots {
@@ -341,6 +342,7 @@ func validateSlot(p *problems, key string, s *Slot) {
 		}
 		s.Patterns = append(s.Patterns, g)
 	}
+	validateBidders(p, key, s)
 	for j, f := range s.Formats {
 		if len(f) != 2 || f[0] <= 0 || f[1] <= 0 {
 			p.addf(fmt.Sprintf("%s.formats[%d]", key, j), "must be [width, height] with both positive, got %v", f)
@@ -409,6 +411,7 @@ func (c *Config) Warnings() []string {
 	if c.Publisher.SSATCompressionOffloadEnabled && c.Platform.DeliveryCompression == DeliveryCompressionUnavailable {
 		w = append(w, "publisher.ssat_compression_offload_enabled is on but platform.delivery_compression is \"unavailable\": offload is inert")
 	}
+	w = append(w, c.openRTBWarnings()...)
 	if c.Auction.Enabled && len(c.CreativeOpportunities.Slots) == 0 {
 		w = append(w, "auction.enabled is on but no creative_opportunities.slot is configured: no auction will ever run")
 	}

@@ -18,7 +18,9 @@ func Slots() []config.Slot {
 	return []config.Slot{
 		{ID: "top-leaderboard", DivID: "ad-top-leaderboard", PagePatterns: []string{"/", "/articles/*"},
 			Formats: [][]int{{728, 90}, {970, 90}}, GAMUnitPath: "/21700000/gazette/top",
-			Targeting: map[string]any{"pos": "top"}},
+			Targeting: map[string]any{"pos": "top"},
+			// Passed to the bidder as imp.ext.prebid.bidder (the demo bidder ignores it).
+			Bidders: map[string]any{"appnexus": map[string]any{"placementId": int64(13144370)}}},
 		{ID: "home-mpu", DivID: "ad-home-mpu", PagePatterns: []string{"/"},
 			Formats: [][]int{{300, 250}}, GAMUnitPath: "/21700000/gazette/home",
 			Targeting: map[string]any{"pos": "mid", "section": []string{"home"}}},
@@ -53,11 +55,15 @@ type ProxyOptions struct {
 	Domain       string   // publisher.domain
 	AllowedHosts []string // publisher.allowed_hosts
 	Offload      bool     // compression offload with the builtin edge
+	// BidderURL is the demo bidder's auction URL: the proxy runs an
+	// OpenRTB auction against it. Empty: the static demo bids.
+	BidderURL string
 }
 
 // ProxyConfig builds and validates the configuration of a demo proxy: the
-// defaults, the demo slots, the static provider with the demo bids, and
-// mirror mode or offload with the builtin edge.
+// defaults, the demo slots, the OpenRTB provider calling the demo bidder
+// (or the static demo bids without one), and mirror mode or offload with
+// the builtin edge.
 func ProxyConfig(o ProxyOptions) (*config.Config, error) {
 	c := config.Defaults()
 	c.Server.Listen = o.Listen
@@ -69,9 +75,14 @@ func ProxyConfig(o ProxyOptions) (*config.Config, error) {
 	c.Publisher.SSATCompressionOffloadEnabled = o.Offload
 	c.Platform.DeliveryCompression = config.DeliveryCompressionBuiltin
 	c.Auction.Enabled = true
-	c.Auction.Provider = config.AuctionProviderStatic
 	c.Auction.TimeoutMS = 500
-	c.Auction.StaticBids = StaticBids()
+	if o.BidderURL != "" {
+		c.Auction.Provider = config.AuctionProviderOpenRTB
+		c.Auction.OpenRTB = []config.OpenRTBEndpoint{{Name: "demo-bidder", URL: o.BidderURL, AccountID: "demo"}}
+	} else {
+		c.Auction.Provider = config.AuctionProviderStatic
+		c.Auction.StaticBids = StaticBids()
+	}
 	c.CreativeOpportunities.Slots = Slots()
 	if err := c.Validate(); err != nil {
 		return nil, err

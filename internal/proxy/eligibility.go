@@ -15,6 +15,7 @@ const (
 	ineligibleBot        = "bot"
 	ineligibleNoSlot     = "no_slot"
 	ineligibleNoAuction  = "auction_disabled"
+	ineligibleConsent    = "consent" // [consent] require_tcf_purpose1 and no purpose 1 consent
 	ineligibleNone       = ""
 	secFetchDestDocument = "document"
 )

@@ -82,6 +82,7 @@ type pageOptions struct {
 	auctionEnabled bool
 	auctionTimeout time.Duration
 	provider       auction.Provider
+	needPurpose1   bool // [consent] require_tcf_purpose1
 	bundle         []byte
 	bundleHash     string
 	bundleTag      []byte
@@ -182,8 +183,12 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	g.bundleTag = rewrite.BundleTag(g.bundleHash)
 	g.provider = o.Provider
 	if g.provider == nil {
-		g.provider = providerFromConfig(cfg)
+		g.provider = providerFromConfig(cfg, g.log)
 	}
+	if s, ok := g.provider.(interface{ Stats() *auction.Stats }); ok {
+		g.metrics.auction = s.Stats()
+	}
+	g.needPurpose1 = cfg.Consent.RequireTCFPurpose1
 	transport := o.Transport
 	if transport == nil {
 		transport = newOriginTransport(cfg)
@@ -199,17 +204,6 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		ErrorLog:      zap.NewStdLog(g.log.Named("reverseproxy")),
 	}
 	return g, nil
-}
-
-func providerFromConfig(cfg *config.Config) auction.Provider {
-	if cfg.Auction.Provider != config.AuctionProviderStatic {
-		return auction.None{}
-	}
-	by := make(map[string]ssat.Bid, len(cfg.Auction.StaticBids))
-	for _, b := range cfg.Auction.StaticBids {
-		by[b.SlotID] = ssat.Bid{Adm: b.Adm, H: b.H, HbAdid: b.HbAdid, HbBidder: b.HbBidder, HbPb: b.HbPb, W: b.W}
-	}
-	return auction.Static{BySlot: by}
 }
 
 // newOriginTransport builds the only transport page traffic uses. It never
@@ -236,6 +230,9 @@ func newOriginTransport(cfg *config.Config) *http.Transport {
 func (g *Guest) Close() {
 	if t, ok := g.rp.Transport.(interface{ CloseIdleConnections() }); ok {
 		t.CloseIdleConnections()
+	}
+	if p, ok := g.provider.(interface{ Close() }); ok {
+		p.Close()
 	}
 }
 
@@ -403,17 +400,23 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // concurrently with the origin fetch).
 func (g *Guest) prepare(x *exchange, r *http.Request) {
 	x.ineligible = g.eligibility(r)
+	var consentString string
 	if x.ineligible == ineligibleNone {
 		x.slots = g.matchSlots(r.URL.Path)
-		if len(x.slots) == 0 {
+		var purpose1 bool
+		consentString, purpose1 = consent(r)
+		switch {
+		case len(x.slots) == 0:
 			x.ineligible = ineligibleNoSlot
+		case g.needPurpose1 && !purpose1:
+			x.ineligible = ineligibleConsent
 		}
 	}
 	x.eligible = x.ineligible == ineligibleNone
 	x.mode = g.modeFor(x, r)
 	x.ctx, x.cancel = context.WithCancelCause(r.Context())
 	if x.eligible {
-		x.auction = auction.Start(x.ctx, g.provider, auction.Request{Path: r.URL.Path, Slots: x.slots}, g.auctionTimeout)
+		x.auction = auction.Start(x.ctx, g.provider, g.auctionRequest(x, r, consentString), g.auctionTimeout)
 	}
 }
 
@@ -433,7 +436,8 @@ func (g *Guest) matchSlots(path string) []ssat.Slot {
 		if div == "" {
 			div = s.ID
 		}
-		out = append(out, ssat.Slot{DivID: div, Formats: s.Formats, GAMUnitPath: s.GAMUnitPath, ID: s.ID, Targeting: s.Targeting})
+		out = append(out, ssat.Slot{DivID: div, Formats: s.Formats, GAMUnitPath: s.GAMUnitPath, ID: s.ID, Targeting: s.Targeting,
+			Bidders: s.BidderParams})
 	}
 	return out
 }

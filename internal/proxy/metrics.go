@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ssatd/ssatd/internal/auction"
 )
 
 // Metrics counts requests by route and failures by reason (§7: one metric
@@ -14,6 +16,7 @@ type Metrics struct {
 	mu       sync.Mutex
 	requests map[string]*atomic.Int64
 	failures map[string]*atomic.Int64
+	auction  *auction.Stats // the OpenRTB provider's counters, if any
 }
 
 // NewMetrics returns an empty set of counters.
@@ -62,5 +65,11 @@ func (m *Metrics) WritePrometheus(w io.Writer) error {
 	if err := write("ssatd_requests_total", "Requests handled by the guest, by route.", "route", m.requests); err != nil {
 		return err
 	}
-	return write("ssatd_failures_total", "Failed or refused origin responses, by reason.", "reason", m.failures)
+	if err := write("ssatd_failures_total", "Failed or refused origin responses, by reason.", "reason", m.failures); err != nil {
+		return err
+	}
+	if m.auction != nil {
+		return m.auction.WritePrometheus(w)
+	}
+	return nil
 }

@@ -5,6 +5,8 @@
 // all depend on it without depending on one another.
 package ssat
 
+import "encoding/json"
+
 // HintHeader is the response header by which the guest asks the edge to
 // compress a response (docs/behaviour.md, "Compression"). The edge removes it
 // from every response.
@@ -18,6 +20,11 @@ type Slot struct {
 	GAMUnitPath string         `json:"gam_unit_path"`
 	ID          string         `json:"id"`
 	Targeting   map[string]any `json:"targeting"`
+
+	// Bidders holds the slot's bidder parameters, by bidder name, for
+	// imp.ext.prebid.bidder of an OpenRTB request. They are for the
+	// auction only and never written into the page.
+	Bidders map[string]json.RawMessage `json:"-"`
 }
 
 // Bid is a slot's winning bid, keys sorted like Slot's.

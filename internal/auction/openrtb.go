@@ -1,0 +1,407 @@
+package auction
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ssatd/ssatd/internal/openrtb"
+	"github.com/ssatd/ssatd/internal/ssat"
+)
+
+// DefaultMaxBody caps an endpoint's answer. A bid response for a handful of
+// slots is a few KiB; anything this large is a broken or hostile endpoint.
+const DefaultMaxBody = 1 << 20
+
+// Endpoint is one OpenRTB endpoint, such as a Prebid Server
+// /openrtb2/auction URL.
+type Endpoint struct {
+	Name      string // label for logs and metrics
+	URL       string
+	Timeout   time.Duration // 0: bounded by the auction deadline alone
+	AccountID string        // site.publisher.id
+	Test      bool
+	Headers   map[string]string // extra request headers
+}
+
+// OpenRTBOptions configure an OpenRTB provider.
+type OpenRTBOptions struct {
+	Endpoints   []Endpoint
+	Currency    string // ISO-4217; "" is USD
+	Granularity Granularity
+	// GDPRApplies is sent as regs.gdpr (1 or 0).
+	GDPRApplies bool
+	// Transport overrides the endpoint transport (tests); nil builds a
+	// dedicated one with NewTransport.
+	Transport http.RoundTripper
+	// ConnectTimeout bounds dialing and the TLS handshake of new endpoint
+	// connections when Transport is nil.
+	ConnectTimeout time.Duration
+	Logger         *zap.Logger
+	Stats          *Stats
+	MaxBody        int64  // 0 is DefaultMaxBody
+	UserAgent      string // sent as User-Agent; never the client's
+}
+
+// OpenRTB calls every endpoint concurrently with one OpenRTB 2.6 bid request
+// each, and keeps the highest price per slot across all answers.
+type OpenRTB struct {
+	o      OpenRTBOptions
+	client *http.Client
+}
+
+// NewOpenRTB builds the provider.
+func NewOpenRTB(o OpenRTBOptions) *OpenRTB {
+	if o.Currency == "" {
+		o.Currency = "USD"
+	}
+	if o.Granularity.buckets == nil {
+		o.Granularity = granularities[DefaultGranularity]
+	}
+	if o.Transport == nil {
+		o.Transport = NewTransport(o.ConnectTimeout)
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if o.Stats == nil {
+		o.Stats = NewStats()
+	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = "ssatd"
+	}
+	return &OpenRTB{o: o, client: &http.Client{
+		Transport: o.Transport,
+		// A bid endpoint has no business redirecting; following one would
+		// resend the request body somewhere the operator did not configure.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// NewTransport is the transport for bid endpoints only, separate from the
+// origin's: its own pool of keep-alive connections, and dial and TLS
+// timeouts of its own (the auction deadline bounds every request anyway).
+func NewTransport(connectTimeout time.Duration) *http.Transport {
+	if connectTimeout <= 0 {
+		connectTimeout = time.Second
+	}
+	dialer := &net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		Proxy:                  nil, // endpoints are contacted directly, as the origin is
+		DialContext:            dialer.DialContext,
+		TLSHandshakeTimeout:    connectTimeout,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           256,
+		MaxIdleConnsPerHost:    64,
+		IdleConnTimeout:        90 * time.Second,
+		MaxResponseHeaderBytes: 64 << 10,
+	}
+}
+
+// Stats returns the provider's counters.
+func (p *OpenRTB) Stats() *Stats { return p.o.Stats }
+
+// Close releases idle endpoint connections.
+func (p *OpenRTB) Close() { p.client.CloseIdleConnections() }
+
+// Bids runs the auction to the end of ctx or of the last answer.
+func (p *OpenRTB) Bids(ctx context.Context, req Request) (map[string]ssat.Bid, error) {
+	return p.BidsPartial(ctx, req, nil)
+}
+
+// candidate is a usable bid with what decides between equal prices: the
+// endpoint's position in the configuration, then the bid's position in the
+// answer, so the winner never depends on which answer arrived first.
+type candidate struct {
+	price    *big.Rat
+	endpoint int
+	pos      int
+	slot     string
+	bid      ssat.Bid
+}
+
+func (c candidate) beats(o candidate) bool {
+	if n := c.price.Cmp(o.price); n != 0 {
+		return n > 0
+	}
+	if c.endpoint != o.endpoint {
+		return c.endpoint < o.endpoint
+	}
+	return c.pos < o.pos
+}
+
+// BidsPartial is Bids, calling offer with the best bids so far each time an
+// endpoint has answered, so that a deadline keeps what has arrived.
+func (p *OpenRTB) BidsPartial(ctx context.Context, req Request, offer func(map[string]ssat.Bid)) (map[string]ssat.Bid, error) {
+	if len(req.Slots) == 0 || len(p.o.Endpoints) == 0 {
+		return map[string]ssat.Bid{}, nil
+	}
+	type answer struct{ cands []candidate }
+	answers := make(chan answer, len(p.o.Endpoints))
+	var wg sync.WaitGroup
+	for i := range p.o.Endpoints {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers <- answer{p.call(ctx, i, req)}
+		}()
+	}
+	best := map[string]candidate{}
+	for range p.o.Endpoints {
+		a := <-answers
+		for _, c := range a.cands {
+			if cur, ok := best[c.slot]; !ok || c.beats(cur) {
+				best[c.slot] = c
+			}
+		}
+		if offer != nil && len(a.cands) > 0 {
+			offer(winners(best))
+		}
+	}
+	wg.Wait()
+	return winners(best), nil
+}
+
+func winners(best map[string]candidate) map[string]ssat.Bid {
+	out := make(map[string]ssat.Bid, len(best))
+	for id, c := range best {
+		out[id] = c.bid
+	}
+	return out
+}
+
+// Won counts the bids that reached a page, by seat.
+func (p *OpenRTB) Won(bids map[string]ssat.Bid) {
+	for _, b := range bids {
+		p.o.Stats.addWon(b.HbBidder)
+	}
+}
+
+// result is how one endpoint call ended.
+type result struct {
+	outcome, reason string
+	status          int
+	err             error
+}
+
+// call sends one bid request and returns the usable bids of its answer. It
+// records exactly one outcome, and logs one line for each bad answer.
+func (p *OpenRTB) call(ctx context.Context, i int, req Request) []candidate {
+	ep := p.o.Endpoints[i]
+	start := time.Now()
+	if ep.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, ep.Timeout)
+		defer cancel()
+	}
+	cands, res := p.exchange(ctx, i, req)
+	p.o.Stats.observe(ep.Name, time.Since(start), res.outcome, res.reason)
+	fields := []zap.Field{zap.String("endpoint", ep.Name), zap.String("outcome", res.outcome),
+		zap.String("reason", res.reason), zap.Duration("duration", time.Since(start))}
+	if res.status != 0 {
+		fields = append(fields, zap.Int("status", res.status))
+	}
+	if res.err != nil {
+		fields = append(fields, zap.Error(res.err))
+	}
+	switch res.outcome {
+	case EndpointError, EndpointTimeout:
+		p.o.Logger.Warn("auction endpoint answered badly", fields...)
+	case EndpointNoBid:
+		if res.reason == ReasonNoContent {
+			p.o.Logger.Info("auction endpoint has no bids", fields...)
+		}
+	}
+	return cands
+}
+
+func (p *OpenRTB) exchange(ctx context.Context, i int, req Request) ([]candidate, result) {
+	ep := p.o.Endpoints[i]
+	body, err := json.Marshal(p.bidRequest(ctx, ep, req))
+	if err != nil {
+		return nil, result{outcome: EndpointError, reason: ReasonConnection, err: fmt.Errorf("encode bid request: %w", err)}
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, result{outcome: EndpointError, reason: ReasonConnection, err: err}
+	}
+	// Only these headers: nothing of the client's request (cookies,
+	// referer, its own headers) leaves with the bid request.
+	for k, v := range ep.Headers {
+		hreq.Header.Set(k, v)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("X-Openrtb-Version", openrtb.Version)
+	hreq.Header.Set("User-Agent", p.o.UserAgent)
+	resp, err := p.client.Do(hreq)
+	if err != nil {
+		return nil, p.failure(ctx, ReasonNoAnswer, err)
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNoContent:
+		// OpenRTB 2.6 §4.3: 204 is the no-bid answer.
+		return nil, result{outcome: EndpointNoBid, reason: ReasonNoContent, status: resp.StatusCode}
+	default:
+		return nil, result{outcome: EndpointError, reason: ReasonStatus, status: resp.StatusCode}
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, p.o.MaxBody+1))
+	if err != nil {
+		return nil, p.failure(ctx, ReasonSlowDrip, err)
+	}
+	if int64(len(data)) > p.o.MaxBody {
+		return nil, result{outcome: EndpointError, reason: ReasonTooLarge, status: resp.StatusCode,
+			err: fmt.Errorf("body over %d bytes", p.o.MaxBody)}
+	}
+	var br openrtb.BidResponse
+	if err := json.Unmarshal(data, &br); err != nil {
+		return nil, result{outcome: EndpointError, reason: ReasonJSON, status: resp.StatusCode, err: err}
+	}
+	cur := br.Cur
+	if cur == "" {
+		cur = "USD" // OpenRTB 2.6 §4.2.1: the default currency
+	}
+	if cur != p.o.Currency && len(br.SeatBid) > 0 {
+		return nil, result{outcome: EndpointError, reason: ReasonCurrency, status: resp.StatusCode,
+			err: fmt.Errorf("bids in %q, configured currency %q", cur, p.o.Currency)}
+	}
+	cands := p.usable(i, req, br)
+	if len(cands) == 0 {
+		return nil, result{outcome: EndpointNoBid, reason: ReasonEmpty, status: resp.StatusCode}
+	}
+	return cands, result{outcome: EndpointBids, status: resp.StatusCode}
+}
+
+// failure classifies a failed send or read: when the deadline (the
+// auction's or the endpoint's) has passed it is a timeout, when the page's
+// request has ended it is a cancellation, otherwise a connection error.
+func (p *OpenRTB) failure(ctx context.Context, timeoutReason string, err error) result {
+	// The clock decides, not only ctx.Err: on a busy machine the page can
+	// stop the auction after its deadline but before the deadline's timer
+	// has fired, and that is still a timeout.
+	dl, hasDL := ctx.Deadline()
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded), hasDL && !time.Now().Before(dl):
+		return result{outcome: EndpointTimeout, reason: timeoutReason, err: err}
+	case ctx.Err() != nil:
+		return result{outcome: EndpointCancelled, err: err}
+	}
+	return result{outcome: EndpointError, reason: ReasonConnection, err: err}
+}
+
+// usable turns the answer's bids into candidates, counting those ignored.
+func (p *OpenRTB) usable(i int, req Request, br openrtb.BidResponse) []candidate {
+	slots := make(map[string]*ssat.Slot, len(req.Slots))
+	for j := range req.Slots {
+		slots[req.Slots[j].ID] = &req.Slots[j]
+	}
+	var out []candidate
+	pos := 0
+	for _, sb := range br.SeatBid {
+		for _, b := range sb.Bid {
+			pos++
+			slot, ok := slots[b.ImpID]
+			price, priceOK := ParsePrice(b.Price.String())
+			reason := ""
+			switch {
+			case !ok:
+				reason = IgnoredUnknownImpID
+			case !priceOK || price.Sign() <= 0:
+				reason = IgnoredPrice
+			case b.AdM == "":
+				reason = IgnoredNoAdm
+			case b.ID == "":
+				reason = IgnoredNoID
+			}
+			if reason != "" {
+				p.o.Stats.addIgnored(reason)
+				continue
+			}
+			w, h := b.W, b.H
+			if (w <= 0 || h <= 0) && len(slot.Formats) > 0 && len(slot.Formats[0]) == 2 {
+				w, h = slot.Formats[0][0], slot.Formats[0][1]
+			}
+			out = append(out, candidate{price: price, endpoint: i, pos: pos, slot: b.ImpID, bid: ssat.Bid{
+				Adm: b.AdM, W: w, H: h, HbAdid: b.ID, HbBidder: sb.Seat, HbPb: p.o.Granularity.Bucket(price),
+			}})
+		}
+	}
+	return out
+}
+
+// bidRequest builds the OpenRTB 2.6 request for one endpoint
+// (docs/behaviour.md, "SSAT injection").
+func (p *OpenRTB) bidRequest(ctx context.Context, ep Endpoint, req Request) *openrtb.BidRequest {
+	br := &openrtb.BidRequest{
+		ID:  newID(),
+		Cur: []string{p.o.Currency},
+		Site: &openrtb.Site{
+			Page:      req.PageURL,
+			Domain:    req.Domain,
+			Publisher: &openrtb.Publisher{ID: ep.AccountID},
+		},
+		Device: &openrtb.Device{UA: req.UserAgent, Language: req.Language},
+	}
+	if req.IP.IsValid() {
+		if req.IP.Is4() {
+			br.Device.IP = req.IP.String()
+		} else {
+			br.Device.IPv6 = req.IP.String()
+		}
+	}
+	if ep.Test {
+		br.Test = 1
+	}
+	if req.Consent != "" {
+		br.User = &openrtb.User{Consent: req.Consent}
+	}
+	gdpr := int8(0)
+	if p.o.GDPRApplies {
+		gdpr = 1
+	}
+	br.Regs = &openrtb.Regs{GDPR: &gdpr}
+	if dl, ok := ctx.Deadline(); ok {
+		// The time actually left; at least 1ms, since 0 means "no limit".
+		br.TMax = max(time.Until(dl).Milliseconds(), 1)
+	}
+	secure := int8(0)
+	if req.Secure {
+		secure = 1
+	}
+	for _, s := range req.Slots {
+		imp := openrtb.Imp{ID: s.ID, TagID: s.GAMUnitPath, Secure: &secure, Banner: &openrtb.Banner{}}
+		for _, f := range s.Formats {
+			if len(f) == 2 {
+				imp.Banner.Format = append(imp.Banner.Format, openrtb.Format{W: f[0], H: f[1]})
+			}
+		}
+		if len(s.Bidders) > 0 {
+			imp.Ext = &openrtb.ImpExt{Prebid: &openrtb.ImpExtPrebid{Bidder: s.Bidders}}
+		}
+		br.Imp = append(br.Imp, imp)
+	}
+	return br
+}
+
+// newID is a fresh random request id (128 bits, hex).
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

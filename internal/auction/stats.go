@@ -1,0 +1,188 @@
+package auction
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Endpoint outcomes, the outcome label of the endpoint metrics. Each call to
+// an endpoint ends in exactly one outcome and, for all but bids, a reason.
+const (
+	EndpointBids      = "bids"
+	EndpointNoBid     = "no_bid"
+	EndpointTimeout   = "timeout"
+	EndpointError     = "error"
+	EndpointCancelled = "cancelled" // the page's request ended first
+)
+
+// Reasons, the reason label.
+const (
+	ReasonNoContent  = "no_content"   // 204
+	ReasonEmpty      = "empty"        // 200 without a usable bid
+	ReasonNoAnswer   = "no_answer"    // no response headers in time
+	ReasonSlowDrip   = "slow_drip"    // headers came, the body did not finish in time
+	ReasonStatus     = "status"       // a status other than 200 and 204
+	ReasonJSON       = "invalid_json" // the body is not a bid response
+	ReasonTooLarge   = "too_large"    // the body is over the cap
+	ReasonConnection = "connection"   // the request could not be sent or the answer read
+	ReasonCurrency   = "currency"     // bids in a currency other than the configured one
+)
+
+// Reasons a single bid is ignored.
+const (
+	IgnoredNoAdm        = "no_adm"
+	IgnoredPrice        = "price" // not a positive number
+	IgnoredUnknownImpID = "unknown_impid"
+	IgnoredNoID         = "no_id"
+)
+
+// durationBuckets are the upper bounds, in seconds, of the per-endpoint
+// duration histogram.
+var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}
+
+// maxSeats bounds the seat label: seats come from the endpoints' answers,
+// and a misbehaving endpoint must not grow the metrics without limit.
+const maxSeats = 100
+
+// Stats counts what the OpenRTB provider saw: per endpoint, the outcomes
+// and the call durations; per seat, the bids that reached a page; per
+// reason, the bids ignored. It is safe for concurrent use.
+type Stats struct {
+	mu        sync.Mutex
+	endpoints map[string]*endpointStats
+	won       map[string]int64
+	ignored   map[string]int64
+}
+
+type endpointStats struct {
+	outcomes map[OutcomeKey]int64
+	buckets  []int64 // count per durationBuckets bound, not cumulative; last is +Inf
+	sum      float64
+	count    int64
+}
+
+// OutcomeKey is one (outcome, reason) pair.
+type OutcomeKey struct{ Outcome, Reason string }
+
+// NewStats returns empty counters.
+func NewStats() *Stats {
+	return &Stats{endpoints: map[string]*endpointStats{}, won: map[string]int64{}, ignored: map[string]int64{}}
+}
+
+func (s *Stats) endpoint(name string) *endpointStats {
+	e, ok := s.endpoints[name]
+	if !ok {
+		e = &endpointStats{outcomes: map[OutcomeKey]int64{}, buckets: make([]int64, len(durationBuckets)+1)}
+		s.endpoints[name] = e
+	}
+	return e
+}
+
+func (s *Stats) observe(endpoint string, d time.Duration, outcome, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.endpoint(endpoint)
+	e.outcomes[OutcomeKey{outcome, reason}]++
+	sec := d.Seconds()
+	i, _ := slices.BinarySearch(durationBuckets, sec)
+	e.buckets[i]++
+	e.sum += sec
+	e.count++
+}
+
+func (s *Stats) addWon(seat string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.won[seat]; !ok && len(s.won) >= maxSeats {
+		seat = "other"
+	}
+	s.won[seat]++
+}
+
+func (s *Stats) addIgnored(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ignored[reason]++
+}
+
+// Snapshot is a copy of the counters.
+type Snapshot struct {
+	Endpoints map[string]EndpointSnapshot
+	WonBySeat map[string]int64
+	Ignored   map[string]int64 // bids ignored, by reason
+}
+
+// EndpointSnapshot is one endpoint's counters.
+type EndpointSnapshot struct {
+	Outcomes map[OutcomeKey]int64
+	Count    int64   // calls
+	Sum      float64 // seconds, over all calls
+}
+
+// Snapshot reads the counters.
+func (s *Stats) Snapshot() Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := Snapshot{Endpoints: map[string]EndpointSnapshot{}, WonBySeat: maps.Clone(s.won), Ignored: maps.Clone(s.ignored)}
+	for name, e := range s.endpoints {
+		out.Endpoints[name] = EndpointSnapshot{Outcomes: maps.Clone(e.outcomes), Count: e.count, Sum: e.sum}
+	}
+	return out
+}
+
+// WritePrometheus writes the counters in the Prometheus text format.
+func (s *Stats) WritePrometheus(w io.Writer) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var err error
+	p := func(format string, a ...any) {
+		if err == nil {
+			_, err = fmt.Fprintf(w, format, a...)
+		}
+	}
+	names := slices.Sorted(maps.Keys(s.endpoints))
+	p("# HELP ssatd_auction_endpoint_requests_total OpenRTB endpoint calls, by endpoint, outcome and reason.\n")
+	p("# TYPE ssatd_auction_endpoint_requests_total counter\n")
+	for _, n := range names {
+		e := s.endpoints[n]
+		keys := slices.SortedFunc(maps.Keys(e.outcomes), func(a, b OutcomeKey) int {
+			if a.Outcome != b.Outcome {
+				return cmp.Compare(a.Outcome, b.Outcome)
+			}
+			return cmp.Compare(a.Reason, b.Reason)
+		})
+		for _, k := range keys {
+			p("ssatd_auction_endpoint_requests_total{endpoint=%q,outcome=%q,reason=%q} %d\n", n, k.Outcome, k.Reason, e.outcomes[k])
+		}
+	}
+	p("# HELP ssatd_auction_endpoint_duration_seconds Time from sending a bid request to its outcome, by endpoint.\n")
+	p("# TYPE ssatd_auction_endpoint_duration_seconds histogram\n")
+	for _, n := range names {
+		e := s.endpoints[n]
+		var cum int64
+		for i, b := range durationBuckets {
+			cum += e.buckets[i]
+			p("ssatd_auction_endpoint_duration_seconds_bucket{endpoint=%q,le=%q} %d\n", n, strconv.FormatFloat(b, 'g', -1, 64), cum)
+		}
+		p("ssatd_auction_endpoint_duration_seconds_bucket{endpoint=%q,le=\"+Inf\"} %d\n", n, e.count)
+		p("ssatd_auction_endpoint_duration_seconds_sum{endpoint=%q} %s\n", n, strconv.FormatFloat(e.sum, 'g', -1, 64))
+		p("ssatd_auction_endpoint_duration_seconds_count{endpoint=%q} %d\n", n, e.count)
+	}
+	p("# HELP ssatd_auction_bids_won_total Winning bids written into pages, by seat.\n")
+	p("# TYPE ssatd_auction_bids_won_total counter\n")
+	for _, k := range slices.Sorted(maps.Keys(s.won)) {
+		p("ssatd_auction_bids_won_total{seat=%q} %d\n", k, s.won[k])
+	}
+	p("# HELP ssatd_auction_bids_ignored_total Bids ignored as unusable, by reason.\n")
+	p("# TYPE ssatd_auction_bids_ignored_total counter\n")
+	for _, k := range slices.Sorted(maps.Keys(s.ignored)) {
+		p("ssatd_auction_bids_ignored_total{reason=%q} %d\n", k, s.ignored[k])
+	}
+	return err
+}

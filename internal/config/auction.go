@@ -1,0 +1,158 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// PriceGranularities are the accepted auction.price_granularity values:
+// Prebid's published granularities.
+var PriceGranularities = []string{"low", "medium", "high", "dense", "auto"}
+
+// reservedHeaders are set by ssatd on every bid request, or frame it; an
+// endpoint's headers table may not replace them.
+var reservedHeaders = []string{"Host", "Content-Length", "Content-Type", "Transfer-Encoding", "Connection", "X-Openrtb-Version"}
+
+func (c *Config) validateOpenRTB(p *problems) {
+	a := &c.Auction
+	checkOneOf(p, "auction.price_granularity", a.PriceGranularity, PriceGranularities...)
+	if len(a.Currency) != 3 || strings.Trim(strings.ToUpper(a.Currency), "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+		p.addf("auction.currency", "must be a three-letter ISO-4217 code such as \"USD\", got %q", a.Currency)
+	} else {
+		a.Currency = strings.ToUpper(a.Currency)
+	}
+	if a.Provider == AuctionProviderOpenRTB && len(a.OpenRTB) == 0 {
+		p.addf("auction.openrtb", "provider \"openrtb\" needs at least one [[auction.openrtb]] endpoint")
+	}
+	names := map[string]int{}
+	for i := range a.OpenRTB {
+		e := &a.OpenRTB[i]
+		key := fmt.Sprintf("auction.openrtb[%d]", i)
+		switch {
+		case e.Name == "":
+			p.addf(key+".name", "is required: a label for logs and metrics, e.g. \"pbs\"")
+		case strings.Trim(e.Name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != "":
+			p.addf(key+".name", "must use only letters, digits, '_', '.' and '-', got %q", e.Name)
+		default:
+			if first, dup := names[e.Name]; dup {
+				p.addf(key+".name", "%q is already used by auction.openrtb[%d]; names must be unique", e.Name, first)
+			} else {
+				names[e.Name] = i
+			}
+		}
+		if err := checkEndpointURL(e.URL); err != nil {
+			p.addf(key+".url", "%w", err)
+		}
+		if e.TimeoutMS < 0 {
+			p.addf(key+".timeout_ms", "must be zero (the auction deadline) or a positive number of milliseconds, got %d", e.TimeoutMS)
+		}
+		for _, h := range slices.Sorted(maps.Keys(e.Headers)) {
+			hkey := key + ".headers." + tomlKey(h)
+			switch {
+			case !isToken(h):
+				p.addf(hkey, "is not a valid HTTP header name")
+			case slices.ContainsFunc(reservedHeaders, func(r string) bool { return strings.EqualFold(r, h) }):
+				p.addf(hkey, "is set by ssatd and cannot be configured")
+			case !validHeaderValue(e.Headers[h]):
+				// The value is a secret: do not print it.
+				p.addf(hkey, "value contains characters not allowed in an HTTP header")
+			}
+		}
+	}
+}
+
+// checkEndpointURL accepts an absolute http(s) URL with a host and no
+// credentials (they belong in headers, which config check masks).
+func checkEndpointURL(raw string) error {
+	shown := maskURL(raw)
+	if raw == "" {
+		return fmt.Errorf("is required: the endpoint as http(s)://host[:port]/path, e.g. \"http://prebid-server:8000/openrtb2/auction\"")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("must be http(s)://host[:port]/path, got %q: %w", shown, unwrapURLError(err))
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("scheme must be http or https, got %q", shown)
+	case u.Opaque != "" || u.Host == "":
+		return fmt.Errorf("must be %s://host[:port]/path with a host, got %q", u.Scheme, shown)
+	case u.User != nil:
+		return fmt.Errorf("must not carry credentials, got %q (send them with headers)", shown)
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		return fmt.Errorf("must not have a fragment, got %q", shown)
+	}
+	if err := checkHostPort(u.Host); err != nil {
+		return fmt.Errorf("host in %q: %w", shown, err)
+	}
+	return nil
+}
+
+// validateBidders checks that each bidder's parameters are a table, and
+// encodes them once for every bid request.
+func validateBidders(p *problems, key string, s *Slot) {
+	s.BidderParams = nil
+	for _, name := range slices.Sorted(maps.Keys(s.Bidders)) {
+		bkey := key + ".bidders." + tomlKey(name)
+		params, ok := s.Bidders[name].(map[string]any)
+		if name == "" || !ok {
+			p.addf(bkey, "must be a table of bidder parameters, e.g. appnexus = { placementId = 13144370 }")
+			continue
+		}
+		js, err := json.Marshal(params)
+		if err != nil {
+			p.addf(bkey, "cannot be encoded as JSON: %w", err)
+			continue
+		}
+		if s.BidderParams == nil {
+			s.BidderParams = map[string]json.RawMessage{}
+		}
+		s.BidderParams[name] = js
+	}
+}
+
+func (c *Config) openRTBWarnings() []string {
+	var w []string
+	a := &c.Auction
+	if len(a.OpenRTB) > 0 && a.Provider != AuctionProviderOpenRTB {
+		w = append(w, fmt.Sprintf("auction.openrtb lists endpoints but auction.provider is %q: they are not called", a.Provider))
+	}
+	for i, e := range a.OpenRTB {
+		if e.TimeoutMS > a.TimeoutMS {
+			w = append(w, fmt.Sprintf("auction.openrtb[%d].timeout_ms (%d) is longer than auction.timeout_ms (%d): the auction deadline cuts it short", i, e.TimeoutMS, a.TimeoutMS))
+		}
+	}
+	return w
+}
+
+// isToken reports whether s is an HTTP field name (RFC 9110 §5.1: a token,
+// §5.6.2).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// validHeaderValue reports whether s may be sent as a field value (RFC 9110
+// §5.5): no control characters other than horizontal tab, so no CR or LF
+// that could split the request.
+func validHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}

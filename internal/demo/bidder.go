@@ -1,0 +1,149 @@
+package demo
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"html"
+	"io"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ssatd/ssatd/internal/openrtb"
+)
+
+// AuctionPath is where the demo bidder answers, as Prebid Server does.
+const AuctionPath = "/openrtb2/auction"
+
+// BidderSeats are the demo bidder's seats; each bids on every impression.
+var BidderSeats = []string{"demo-alpha", "demo-beta", "demo-gamma"}
+
+// BidderOptions configure the demo bidder.
+type BidderOptions struct {
+	// Delay is added before every answer (a slow exchange).
+	Delay time.Duration
+	// FailureRate is the share of requests, from 0 to 1, answered with a
+	// 500, spread evenly: 0.25 fails every fourth request.
+	FailureRate float64
+}
+
+// Bidder is a mock Prebid Server: it answers OpenRTB 2.6 bid requests at
+// AuctionPath with deterministic bids derived from the impressions, so the
+// demo's pages show the same winners every time.
+type Bidder struct {
+	o        BidderOptions
+	mu       sync.Mutex
+	requests int64
+}
+
+// NewBidder returns the demo bidder.
+func NewBidder(o BidderOptions) (*Bidder, error) {
+	if o.FailureRate < 0 || o.FailureRate > 1 || math.IsNaN(o.FailureRate) {
+		return nil, fmt.Errorf("demo bidder: failure rate must be between 0 and 1, got %v", o.FailureRate)
+	}
+	if o.Delay < 0 {
+		return nil, fmt.Errorf("demo bidder: delay must not be negative, got %v", o.Delay)
+	}
+	return &Bidder{o: o}, nil
+}
+
+// Requests is the number of bid requests received.
+func (b *Bidder) Requests() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.requests
+}
+
+// fail counts the request and says whether it is one of the failures.
+func (b *Bidder) fail() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.requests++
+	n := float64(b.requests)
+	return math.Floor(n*b.o.FailureRate) > math.Floor((n-1)*b.o.FailureRate)
+}
+
+func (b *Bidder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.URL.Path == "/healthz":
+		_, _ = io.WriteString(w, "ok\n")
+		return
+	case r.URL.Path != AuctionPath:
+		http.NotFound(w, r)
+		return
+	case r.Method != http.MethodPost:
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "POST an OpenRTB bid request", http.StatusMethodNotAllowed)
+		return
+	}
+	var br openrtb.BidRequest
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&br); err != nil {
+		http.Error(w, "invalid bid request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if b.fail() {
+		http.Error(w, "demo bidder: configured failure", http.StatusInternalServerError)
+		return
+	}
+	if b.o.Delay > 0 {
+		select {
+		case <-time.After(b.o.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	resp := BidResponseFor(&br)
+	if len(resp.SeatBid) == 0 {
+		w.WriteHeader(http.StatusNoContent) // OpenRTB 2.6 §4.3: no bids
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// BidResponseFor is the demo bidder's answer: every seat bids on every
+// banner impression, in its first size, at a price derived from the seat
+// and the impression id.
+func BidResponseFor(br *openrtb.BidRequest) *openrtb.BidResponse {
+	resp := &openrtb.BidResponse{ID: br.ID, Cur: "USD"}
+	for _, seat := range BidderSeats {
+		sb := openrtb.SeatBid{Seat: seat}
+		for _, imp := range br.Imp {
+			if imp.Banner == nil || len(imp.Banner.Format) == 0 {
+				continue
+			}
+			f := imp.Banner.Format[0]
+			price := DemoPrice(seat, imp.ID)
+			sb.Bid = append(sb.Bid, openrtb.Bid{
+				ID: seat + "-" + imp.ID, ImpID: imp.ID, Price: json.Number(price), W: f.W, H: f.H,
+				AdM: creative(seat, imp.ID, f, price), CrID: seat + "-creative",
+			})
+		}
+		if len(sb.Bid) > 0 {
+			resp.SeatBid = append(resp.SeatBid, sb)
+		}
+	}
+	return resp
+}
+
+// DemoPrice is a seat's price for an impression: from 0.500 to 4.499, with
+// three decimals so that the price buckets visibly floor it.
+func DemoPrice(seat, impID string) string {
+	h := fnv.New32a()
+	_, _ = io.WriteString(h, seat+"/"+impID)
+	m := 500 + h.Sum32()%4000 // thousandths
+	return fmt.Sprintf("%d.%03d", m/1000, m%1000)
+}
+
+// creative is a visible banner naming where it came from.
+func creative(seat, impID string, f openrtb.Format, price string) string {
+	h := fnv.New32a()
+	_, _ = io.WriteString(h, seat)
+	hue := h.Sum32() % 360
+	return fmt.Sprintf(`<div style="box-sizing:border-box;width:%dpx;height:%dpx;background:hsl(%d,70%%,45%%);color:#fff;`+
+		`font:bold 14px/1.3 sans-serif;display:flex;align-items:center;justify-content:center;text-align:center">`+
+		`%s · %s · %dx%d · $%s CPM via OpenRTB</div>`,
+		f.W, f.H, hue, html.EscapeString(seat), html.EscapeString(impID), f.W, f.H, price)
+}

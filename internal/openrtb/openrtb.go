@@ -1,0 +1,116 @@
+// Package openrtb holds the parts of the OpenRTB 2.6 bid request and bid
+// response that ssatd sends and reads. Only the fields ssatd uses are
+// declared; unknown response fields are ignored when decoding.
+//
+// Field names and meanings follow the IAB Tech Lab "OpenRTB API
+// Specification Version 2.6" (sections 3.2.x for the request objects, 4.2.x
+// for the response objects).
+package openrtb
+
+import "encoding/json"
+
+// Version is sent in the x-openrtb-version request header (OpenRTB 2.6 §2.4).
+const Version = "2.6"
+
+// BidRequest is the top-level request object (§3.2.1).
+type BidRequest struct {
+	ID     string   `json:"id"`
+	Imp    []Imp    `json:"imp"`
+	Site   *Site    `json:"site,omitempty"`
+	Device *Device  `json:"device,omitempty"`
+	User   *User    `json:"user,omitempty"`
+	Regs   *Regs    `json:"regs,omitempty"`
+	Test   int8     `json:"test,omitempty"` // 1 = test mode, no billing
+	TMax   int64    `json:"tmax,omitempty"` // milliseconds left for the whole auction
+	Cur    []string `json:"cur,omitempty"`  // accepted currencies, ISO-4217
+}
+
+// Imp is one impression: here, one matched ad slot (§3.2.4).
+type Imp struct {
+	ID     string  `json:"id"`
+	Banner *Banner `json:"banner,omitempty"`
+	TagID  string  `json:"tagid,omitempty"`
+	Secure *int8   `json:"secure,omitempty"` // 1 = the creative must be served over HTTPS
+	Ext    *ImpExt `json:"ext,omitempty"`
+}
+
+// Banner lists the accepted sizes (§3.2.6).
+type Banner struct {
+	Format []Format `json:"format,omitempty"`
+}
+
+// Format is one accepted size (§3.2.10).
+type Format struct {
+	W int `json:"w"`
+	H int `json:"h"`
+}
+
+// ImpExt carries Prebid Server's per-impression extension: the bidders to
+// call and their parameters (imp.ext.prebid.bidder.<name>).
+type ImpExt struct {
+	Prebid *ImpExtPrebid `json:"prebid,omitempty"`
+}
+
+// ImpExtPrebid is imp.ext.prebid.
+type ImpExtPrebid struct {
+	Bidder map[string]json.RawMessage `json:"bidder,omitempty"`
+}
+
+// Site describes the page (§3.2.13).
+type Site struct {
+	Domain    string     `json:"domain,omitempty"`
+	Page      string     `json:"page,omitempty"`
+	Publisher *Publisher `json:"publisher,omitempty"`
+}
+
+// Publisher is site.publisher (§3.2.15); Prebid Server reads its account
+// from publisher.id.
+type Publisher struct {
+	ID string `json:"id,omitempty"`
+}
+
+// Device is the client's browser (§3.2.18).
+type Device struct {
+	UA       string `json:"ua,omitempty"`
+	IP       string `json:"ip,omitempty"`
+	IPv6     string `json:"ipv6,omitempty"`
+	Language string `json:"language,omitempty"` // ISO-639-1 alpha-2
+}
+
+// User carries the TCF consent string (§3.2.20; a first-class field since
+// 2.6).
+type User struct {
+	Consent string `json:"consent,omitempty"`
+}
+
+// Regs carries whether GDPR applies (§3.2.3; a first-class field since 2.6).
+type Regs struct {
+	GDPR *int8 `json:"gdpr,omitempty"`
+}
+
+// BidResponse is the top-level response object (§4.2.1).
+type BidResponse struct {
+	ID      string    `json:"id"`
+	SeatBid []SeatBid `json:"seatbid,omitempty"`
+	Cur     string    `json:"cur,omitempty"` // the bids' currency; USD when absent
+}
+
+// SeatBid is the bids of one seat (§4.2.2). For Prebid Server the seat is
+// the bidder's name.
+type SeatBid struct {
+	Bid  []Bid  `json:"bid"`
+	Seat string `json:"seat,omitempty"`
+}
+
+// Bid is one bid (§4.2.3). Price is kept as the decimal text that was sent,
+// so that it can be bucketed without binary floating-point rounding.
+type Bid struct {
+	ID    string      `json:"id"`
+	ImpID string      `json:"impid"`
+	Price json.Number `json:"price"`
+	AdM   string      `json:"adm,omitempty"`
+	AdID  string      `json:"adid,omitempty"`
+	CrID  string      `json:"crid,omitempty"`
+	W     int         `json:"w,omitempty"`
+	H     int         `json:"h,omitempty"`
+}
