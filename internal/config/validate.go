@@ -408,8 +408,8 @@ func (c *Config) Warnings() []string {
 	if c.Publisher.SSATCompressionOffloadEnabled && c.Platform.DeliveryCompression == DeliveryCompressionUnavailable {
 		w = append(w, "publisher.ssat_compression_offload_enabled is on but platform.delivery_compression is \"unavailable\": offload is inert")
 	}
-	if c.Auction.Enabled && len(c.CreativeOpportunities.Slots) == 0 {
-		w = append(w, "auction.enabled is on but no creative_opportunities.slot is configured: no auction will ever run")
+	if e := c.eligibilityWarning(); e != "" {
+		w = append(w, e)
 	}
 	return w
 }
