@@ -93,8 +93,8 @@ func TestRunCommandLine(t *testing.T) {
 		wantStdout []string // substrings of stdout
 		wantStderr []string // substrings of stderr
 	}{
-		{name: "version", args: []string{"version"}, wantStdout: []string{"ssatd " + version + "\n"}},
-		{name: "--version", args: []string{"--version"}, wantStdout: []string{"ssatd " + version + "\n"}},
+		{name: "version", args: []string{"version"}, wantStdout: []string{"ssatd " + version + " commit "}},
+		{name: "--version", args: []string{"--version"}, wantStdout: []string{"ssatd " + version + " commit "}},
 		{name: "help", args: []string{"help"}, wantStdout: []string{"usage: ssatd", "SSATD_CONFIG"}},
 		{name: "no arguments", args: nil, wantCode: 2, wantStderr: []string{"usage: ssatd <command>"}},
 		{name: "unknown command", args: []string{"frobnicate"}, wantCode: 2,
@@ -136,6 +136,52 @@ func TestRunCommandLine(t *testing.T) {
 				t.Errorf("stdout = %q, want empty", got.stdout)
 			}
 		})
+	}
+}
+
+// TestHelpExitsZeroEverywhere: `ssatd -h` and every sub-command's -h
+// answer on stdout with status 0; the commands that read the configuration
+// also explain the environment overrides.
+func TestHelpExitsZeroEverywhere(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-h"}, []string{"usage: ssatd <command>", "SSATD_<SECTION>_<KEY>"}},
+		{[]string{"serve", "-h"}, []string{"usage: ssatd serve -config FILE", "SSATD_<SECTION>_<KEY>", "SSATD_CONFIG"}},
+		{[]string{"serve", "--help"}, []string{"usage: ssatd serve -config FILE"}},
+		{[]string{"config", "check", "-h"}, []string{"usage: ssatd config check -config FILE", "SSATD_<SECTION>_<KEY>"}},
+		{[]string{"measure", "-h"}, []string{"ssatd measure -pages DIR"}},
+		{[]string{"demo", "-h"}, []string{"usage: ssatd demo"}},
+		{[]string{"demo-origin", "-h"}, []string{"usage: ssatd demo-origin"}},
+		{[]string{"healthcheck", "-h"}, []string{"usage: ssatd healthcheck"}},
+	}
+	for _, tt := range tests {
+		got := invoke(t, tt.args, nil)
+		if got.code != 0 || got.stderr != "" {
+			t.Errorf("%q: exit code %d, stderr %q; want 0 and nothing on stderr", tt.args, got.code, got.stderr)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(got.stdout, w) {
+				t.Errorf("%q: stdout lacks %q:\n%s", tt.args, w, got.stdout)
+			}
+		}
+	}
+}
+
+func TestVersionLine(t *testing.T) {
+	defer func(c, d string) { commit, date = c, d }(commit, date)
+	commit, date = "0123abc", "2026-11-30T12:00:00Z"
+	if got, want := versionLine(), "ssatd "+version+" commit 0123abc date 2026-11-30T12:00:00Z"; got != want {
+		t.Errorf("with ldflags: %q, want %q", got, want)
+	}
+	// A test binary carries no VCS stamp, so without ldflags both fields
+	// fall back to the build info and, lacking it, say so.
+	commit, date = "", ""
+	rev, when := vcsStamp()
+	want := "ssatd " + version + " commit " + orUnknown(rev) + " date " + orUnknown(when)
+	if got := versionLine(); got != want {
+		t.Errorf("without ldflags: %q, want %q", got, want)
 	}
 }
 

@@ -41,9 +41,8 @@ func (u *urlList) Set(v string) error { *u = append(*u, v); return nil }
 // 1 when one is not (or the measurement failed), 2 for bad usage.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
 	fs := flag.NewFlagSet("measure", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
 	var (
@@ -64,10 +63,18 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 	fs.IntVar(&gzipLevel, "origin-gzip-level", 6, "gzip and deflate level of the simulated origin")
 	fs.IntVar(&brQuality, "origin-brotli-quality", 5, "br quality of the simulated origin (window 22)")
 	fs.DurationVar(&timeout, "timeout", 60*time.Second, "timeout of each HTTP request (-url, -proxy)")
-	if err := fs.Parse(args); err != nil {
+	// A help request is answered on stdout with status 0, a usage error
+	// on stderr with status 2, as by the other commands.
+	var msg bytes.Buffer
+	fs.SetOutput(&msg)
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			_, _ = stdout.Write(msg.Bytes())
 			return 0
 		}
+		_, _ = stderr.Write(msg.Bytes())
 		return 2
 	}
 	bad := func(format string, a ...any) int {
