@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -183,6 +184,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 			}
 			input = append(input, p)
 		}
+		if len(input) == 0 {
+			// Each error is printed above; a table of zeros would only
+			// bury them.
+			return 1
+		}
 	}
 
 	progress, done := progressFor(stderr, len(input))
@@ -205,6 +211,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 		}
 	}
 	for _, p := range results {
+		if p.OriginFrom == originFromFallback {
+			fmt.Fprintf(stderr, "ssatd measure: note: %s has no canonical link or og:url: measured as if its origin were %s, so none of its links was rewritten (give -config to set the origin)\n", p.Name, p.Origin)
+		}
 		if !p.Eligible && len(p.Modes) > 0 {
 			fmt.Fprintf(stderr, "ssatd measure: note: %s was not SSAT-eligible (no slot matches %s?)\n", p.Name, p.Path)
 		}
@@ -239,6 +248,14 @@ func settings(o Options, cfgPath string) Settings {
 
 // readPages reads every *.html of dir, sorted by name.
 func readPages(dir string) ([]Page, error) {
+	switch fi, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("-pages %s: the folder does not exist", dir)
+	case err != nil:
+		return nil, fmt.Errorf("-pages %s: %w", dir, err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("-pages %s: not a folder", dir)
+	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.html"))
 	if err != nil {
 		return nil, err

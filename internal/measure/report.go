@@ -24,8 +24,14 @@ type ModeResult struct {
 
 // PageResult is everything measured for one page.
 type PageResult struct {
-	Name           string                `json:"name"`
-	Path           string                `json:"path"`
+	Name string `json:"name"`
+	Path string `json:"path"`
+	// Origin is the origin the page was measured as coming from: only
+	// links naming its host[:port] are rewritten. OriginFrom says where it
+	// came from: config, url, canonical link, og:url, or fallback (the page
+	// names no origin, so none of its links is rewritten).
+	Origin         string                `json:"origin"`
+	OriginFrom     string                `json:"origin_from"`
 	IdentityBytes  int64                 `json:"identity_bytes"`
 	OriginBytes    map[string]int64      `json:"origin_bytes"`
 	Eligible       bool                  `json:"eligible"`
@@ -55,6 +61,12 @@ type Summary struct {
 	TotalOriginBytes    map[string]int64   `json:"total_origin_bytes"`
 	TotalDeliveredBytes map[string]int64   `json:"total_delivered_bytes"`
 	MedianDeliveredCPU  map[string]float64 `json:"median_delivered_cpu_ms"`
+	TotalDeliveredCPU   map[string]float64 `json:"total_delivered_cpu_ms"`
+	// MedianBuiltinCPU is, per delivery coding, the median over pages of
+	// guest plus builtin edge CPU for an offloaded page: X_to_identity
+	// plus the edge's X. It is what offload costs in the one process, to
+	// set beside X_mirror.
+	MedianBuiltinCPU map[string]float64 `json:"median_builtin_offload_cpu_ms"`
 	// OffloadCPURatio is median gzip_to_identity CPU / median gzip_mirror
 	// CPU; IdentityCPURatio is median identity CPU / median gzip_mirror CPU.
 	// 0 when gzip_mirror CPU is 0 (no pages, or no CPU clock).
@@ -97,6 +109,8 @@ func Summarize(pages []PageResult) Summary {
 		TotalOriginBytes:    map[string]int64{},
 		TotalDeliveredBytes: map[string]int64{},
 		MedianDeliveredCPU:  map[string]float64{},
+		TotalDeliveredCPU:   map[string]float64{},
+		MedianBuiltinCPU:    map[string]float64{},
 	}
 	for _, p := range pages {
 		for _, f := range p.Failures {
@@ -131,17 +145,31 @@ func Summarize(pages []PageResult) Summary {
 		s.MedianWallMS[name] = Median(walls)
 	}
 	for _, c := range deliveryCodings {
-		var cpus []float64
+		var cpus, builtin []float64
 		for _, p := range pages {
-			if v, ok := p.DeliveredCPUMS[c]; ok {
-				cpus = append(cpus, v)
+			v, ok := p.DeliveredCPUMS[c]
+			if !ok {
+				continue
+			}
+			cpus = append(cpus, v)
+			s.TotalDeliveredCPU[c] += v
+			if guest, ok := p.Modes[offloadPairs[c].offload]; ok {
+				builtin = append(builtin, guest.CPUMS+v)
 			}
 		}
 		s.MedianDeliveredCPU[c] = Median(cpus)
+		s.MedianBuiltinCPU[c] = Median(builtin)
 	}
 	s.OffloadCPURatio = ratio(s.MedianCPUMS[ModeGzipToIdentity], s.MedianCPUMS[ModeGzipMirror])
 	s.IdentityCPURatio = ratio(s.MedianCPUMS[ModeIdentity], s.MedianCPUMS[ModeGzipMirror])
 	return s
+}
+
+// offloadPairs are, per delivery coding, the mirror mode and the offload
+// mode an origin in that coding is served with.
+var offloadPairs = map[string]struct{ mirror, offload string }{
+	"gzip": {ModeGzipMirror, ModeGzipToIdentity},
+	"br":   {ModeBrMirror, ModeBrToIdentity},
 }
 
 func ratio(a, b float64) float64 {
@@ -170,7 +198,8 @@ func (r *Report) WriteJSON(w io.Writer) error {
 
 // csvHeader is the first CSV row.
 var csvHeader = []string{"page", "mode", "in_coding", "out_coding", "identity_bytes", "in_bytes", "out_bytes",
-	"wall_ms", "cpu_ms", "guest_ms", "equivalent", "delivered_br_bytes", "delivered_gzip_bytes"}
+	"wall_ms", "cpu_ms", "guest_ms", "equivalent", "delivered_br_bytes", "delivered_gzip_bytes",
+	"delivered_br_cpu_ms", "delivered_gzip_cpu_ms"}
 
 // WriteCSV writes one row per page and mode, after a header row.
 func (r *Report) WriteCSV(w io.Writer) error {
@@ -186,7 +215,8 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			}
 			row := []string{p.Name, name, m.In, m.Out, itoa(p.IdentityBytes), itoa(m.InBytes), itoa(m.OutBytes),
 				ftoa(m.WallMS), ftoa(m.CPUMS), ftoa(m.GuestMS), strconv.FormatBool(m.Equivalent),
-				itoa(p.DeliveredBytes["br"]), itoa(p.DeliveredBytes["gzip"])}
+				itoa(p.DeliveredBytes["br"]), itoa(p.DeliveredBytes["gzip"]),
+				ftoa(p.DeliveredCPUMS["br"]), ftoa(p.DeliveredCPUMS["gzip"])}
 			if err := cw.Write(row); err != nil {
 				return err
 			}
@@ -272,7 +302,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		if kind == "cpu" {
 			row("MEDIAN", func(n string) float64 { return s.MedianCPUMS[n] }, func(c string) float64 { return s.MedianDeliveredCPU[c] })
-			row("TOTAL", func(n string) float64 { return s.TotalCPUMS[n] }, func(c string) float64 { return 0 })
+			row("TOTAL", func(n string) float64 { return s.TotalCPUMS[n] }, func(c string) float64 { return s.TotalDeliveredCPU[c] })
 		} else {
 			row("MEDIAN", func(n string) float64 { return s.MedianWallMS[n] }, nil)
 			row("TOTAL", func(n string) float64 { return s.TotalWallMS[n] }, nil)
@@ -280,6 +310,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 		tw.Flush()
 	}
 	fmt.Fprintln(bw)
+	writeOffloadTable(bw, s)
+	fmt.Fprintln(bw)
+	for _, line := range originLines(r.Pages) {
+		fmt.Fprintln(bw, line)
+	}
 	for _, p := range r.Pages {
 		if !p.Eligible && len(p.Modes) > 0 {
 			fmt.Fprintf(bw, "note: %s was not SSAT-eligible under this configuration (no slot matches %s?): no SSAT injection\n", p.Name, p.Path)
@@ -324,4 +359,70 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	n, err := e.w.Write(p)
 	e.err = err
 	return n, err
+}
+
+// writeOffloadTable sets offload beside mirror: the guest alone (what a CDN
+// in front, "external", leaves to ssatd) and guest plus builtin edge (what
+// the one process spends when "builtin" compresses).
+func writeOffloadTable(w io.Writer, s Summary) {
+	fmt.Fprintln(w, "offload against mirror (ms of CPU per page, median over pages; % against mirror)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "origin coding\tmirror: guest\toffload, external edge: guest\toffload, builtin edge: guest + edge\t")
+	for _, c := range []string{"gzip", "br"} {
+		mirror := s.MedianCPUMS[offloadPairs[c].mirror]
+		guest := s.MedianCPUMS[offloadPairs[c].offload]
+		both := s.MedianBuiltinCPU[c]
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f (%s)\t%.3f (%s)\t\n", c, mirror, guest, change(guest, mirror), both, change(both, mirror))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, offloadVerdict)
+}
+
+// offloadVerdict is the reading of the offload table, the same words as
+// docs/measuring.md.
+const offloadVerdict = `With platform.delivery_compression = "external" a CDN compresses, so the middle column is ssatd's whole cost: offload saves CPU. With "builtin" ssatd's own edge compresses in the same process: offload moves CPU from the guest to the edge, and whatever the last column still saves comes from the edge's lower levels ([delivery]), paid for in bytes ("delivered" against "mirror out" above).`
+
+// change is v against ref as a signed percentage.
+func change(v, ref float64) string {
+	if ref == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.0f%%", (v/ref-1)*100)
+}
+
+// originLines say which origin each page was measured as coming from,
+// grouped, because only links naming that origin are rewritten.
+func originLines(pages []PageResult) []string {
+	type key struct{ origin, from string }
+	var order []key
+	names := map[key][]string{}
+	for _, p := range pages {
+		k := key{p.Origin, p.OriginFrom}
+		if _, seen := names[k]; !seen {
+			order = append(order, k)
+		}
+		names[k] = append(names[k], p.Name)
+	}
+	lines := make([]string, 0, len(order))
+	for _, k := range order {
+		why := "from the " + k.from
+		switch k.from {
+		case originFromConfig:
+			why = "from -config"
+		case originFromURL:
+			why = "from -url"
+		case originFromFallback:
+			why = "fallback: the page has no canonical link or og:url, so none of its links was rewritten"
+		}
+		lines = append(lines, fmt.Sprintf("origin %s (%s): %s", k.origin, why, listNames(names[k])))
+	}
+	return lines
+}
+
+// listNames lists up to four names, then how many more.
+func listNames(ns []string) string {
+	if len(ns) <= 4 {
+		return strings.Join(ns, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ns[:4], ", "), len(ns)-4)
 }
