@@ -257,9 +257,10 @@ func (m *measurer) measurePage(ctx context.Context, p Page) (PageResult, error) 
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		// A timed run's encoded bytes may differ from the warm-up run's
-		// when the pipeline's latency timer flushed the encoder at another
-		// point (slow runs); what must not differ is the decoded page.
+		// Transform has no latency flushes (docs/decisions.md, entry 14),
+		// so every run should give the same bytes; should a timed run's
+		// encoded bytes differ anyway, what must not differ is the decoded
+		// page.
 		check := func(out []byte) string { return sameDecoded(mode.Out, out, reference, limit) }
 		if mode.Name == ModeIdentity {
 			check = func([]byte) string { return "identity output differs between runs" }
