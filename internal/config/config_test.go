@@ -1043,3 +1043,47 @@ func TestDurationText(t *testing.T) {
 		}
 	}
 }
+
+// TestProblemsNameNoGoInternals: every problem speaks in the file's terms,
+// never in Go's (package names, struct fields, parse functions).
+func TestProblemsNameNoGoInternals(t *testing.T) {
+	doc := `[server]
+listen = "nope"
+admin_listen = "1.2.3.4:x"
+shutdown_timeout = 15
+read_timeout = "soon"
+trusted_proxies = ["10.0.0.0/99", "fe80::1%eth0", "x"]
+max_header_bytes = "big"
+
+[publisher]
+domain = "a:b:c"
+origin_url = "http://[::1"
+allowed_hosts = ["ok.example", 3]
+
+[auction]
+timeout_ms = "500ms"
+enabled = "yes"
+static_bids = 3
+`
+	environ := []string{"SSATD_DELIVERY_MIN_SIZE=lots", "SSATD_DELIVERY_ZSTD=maybe", "SSATD_SERVER_IDLE_TIMEOUT=15"}
+	_, err := Load(writeFile(t, doc), environ)
+	var errs *Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("Load error = %v, want *Errors", err)
+	}
+	leaks := []string{"strconv", "netip.", "time:", "cannot decode", "struct field", "config.", "of type", "toml:", "ParseInt", "invalid syntax"}
+	for _, e := range errs.List {
+		msg := e.Error()
+		for _, l := range leaks {
+			if strings.Contains(msg, l) {
+				t.Errorf("problem %q mentions %q", msg, l)
+			}
+		}
+		if !strings.HasPrefix(msg, "line ") && !strings.HasPrefix(msg, "SSATD_") {
+			t.Errorf("problem %q does not say where the key was set", msg)
+		}
+	}
+	if len(errs.List) < 14 {
+		t.Errorf("got %d problems, want every one of them:\n%v", len(errs.List), err)
+	}
+}
