@@ -210,10 +210,17 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 			return 1
 		}
 	}
+	var fallback []string
 	for _, p := range results {
 		if p.OriginFrom == originFromFallback {
-			fmt.Fprintf(stderr, "ssatd measure: note: %s has no canonical link or og:url: measured as if its origin were %s, so none of its links was rewritten (give -config to set the origin)\n", p.Name, p.Origin)
+			fallback = append(fallback, p.Name)
 		}
+	}
+	if len(fallback) > 0 {
+		fmt.Fprintf(stderr, "ssatd measure: note: %d page(s) with no canonical link or og:url (%s) were measured as if their origin were %s, so none of their links was rewritten (give -config to set the origin)\n",
+			len(fallback), listNames(fallback), fallbackOrigin)
+	}
+	for _, p := range results {
 		if !p.Eligible && len(p.Modes) > 0 {
 			fmt.Fprintf(stderr, "ssatd measure: note: %s was not SSAT-eligible (no slot matches %s?)\n", p.Name, p.Path)
 		}

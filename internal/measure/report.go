@@ -390,31 +390,38 @@ func change(v, ref float64) string {
 	return fmt.Sprintf("%+.0f%%", (v/ref-1)*100)
 }
 
-// originLines say which origin each page was measured as coming from,
-// grouped, because only links naming that origin are rewritten.
+// originLines say which origin each page was measured against, one line
+// per origin, because only links naming that origin are rewritten.
 func originLines(pages []PageResult) []string {
-	type key struct{ origin, from string }
-	var order []key
-	names := map[key][]string{}
+	var order []string
+	names := map[string][]string{}
+	from := map[string]string{}
 	for _, p := range pages {
-		k := key{p.Origin, p.OriginFrom}
-		if _, seen := names[k]; !seen {
-			order = append(order, k)
+		if _, seen := names[p.Origin]; !seen {
+			order = append(order, p.Origin)
+			from[p.Origin] = p.OriginFrom
 		}
-		names[k] = append(names[k], p.Name)
+		names[p.Origin] = append(names[p.Origin], p.Name)
+		if from[p.Origin] != p.OriginFrom {
+			from[p.Origin] = "" // several sources
+		}
 	}
 	lines := make([]string, 0, len(order))
-	for _, k := range order {
-		why := "from the " + k.from
-		switch k.from {
+	for _, o := range order {
+		var why string
+		switch from[o] {
 		case originFromConfig:
 			why = "from -config"
 		case originFromURL:
 			why = "from -url"
 		case originFromFallback:
-			why = "fallback: the page has no canonical link or og:url, so none of its links was rewritten"
+			why = "fallback: no canonical link or og:url, so no link was rewritten"
+		case "":
+			why = "from the canonical link or og:url"
+		default:
+			why = "from the " + from[o]
 		}
-		lines = append(lines, fmt.Sprintf("origin %s (%s): %s", k.origin, why, listNames(names[k])))
+		lines = append(lines, fmt.Sprintf("origin %s (%s): %s", o, why, listNames(names[o])))
 	}
 	return lines
 }
