@@ -56,10 +56,12 @@ func chartPanels(r *Report) []panel {
 	// Offload with the builtin edge, set beside the mirror mode it replaces:
 	// in one process the CPU moves to the edge rather than going away.
 	for _, c := range deliveryCodings {
-		pair := offloadPairs[c]
-		cpu.bars = append(cpu.bars,
-			bar{series: "compare", key: "compare_" + pair.mirror, label: pair.mirror, value: s.MedianCPUMS[pair.mirror], color: colorMirror},
-			bar{series: "builtin-cpu", key: "builtin_" + c, label: pair.offload + " + edge " + c + " (builtin)", value: s.MedianBuiltinCPU[c], color: colorBuiltin})
+		mirror := mirrorModes[c]
+		cpu.bars = append(cpu.bars, bar{series: "compare", key: "compare_" + mirror, label: mirror, value: s.MedianCPUMS[mirror], color: colorMirror})
+		for _, mode := range offloadModes(c) {
+			k := builtinKey(mode, c)
+			cpu.bars = append(cpu.bars, bar{series: "builtin-cpu", key: k, label: mode + " + edge " + c + " (builtin)", value: s.MedianBuiltinCPU[k], color: colorBuiltin})
+		}
 	}
 	medianBytes := func(get func(PageResult) (int64, bool)) float64 {
 		var xs []float64

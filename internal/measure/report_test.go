@@ -89,18 +89,39 @@ func TestEdgeTotalsAreReported(t *testing.T) {
 // words when offload saves CPU (external) and when it moves it (builtin).
 func TestOffloadIsSetBesideMirror(t *testing.T) {
 	rep := offloadReport()
-	// gzip: page a 2 + 0.25, page b 2 + 0.75: median 2.5. br: 2.5 + 0.5 and
-	// 2.5 + 1.5: median 3.5.
-	if got := rep.Summary.MedianBuiltinCPU; got["gzip"] != 2.5 || got["br"] != 3.5 {
-		t.Fatalf("MedianBuiltinCPU = %v, want gzip 2.5 and br 3.5", got)
+	// Guest + edge per page, then the median over pages (identity 1 by
+	// default). gzip: identity 1 + 0.25 and 1 + 0.75, median 1.5;
+	// gzip_to_identity 2 + 0.25 and 2 + 0.75, median 2.5. br: identity
+	// 1 + 0.5 and 1 + 1.5, median 2; br_to_identity 2.5 + 0.5 and
+	// 2.5 + 1.5, median 3.5.
+	want := map[string]float64{"identity+edge_gzip": 1.5, "gzip_to_identity+edge_gzip": 2.5,
+		"identity+edge_br": 2, "br_to_identity+edge_br": 3.5}
+	for k, v := range want {
+		if got := rep.Summary.MedianBuiltinCPU[k]; got != v {
+			t.Errorf("MedianBuiltinCPU[%s] = %v, want %v", k, got, v)
+		}
 	}
 	var table bytes.Buffer
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
+	rows := regexp.MustCompile(`(?m)^\s*(gzip|br)\s+(identity|gzip|br)\s+([0-9.]+)\s+([0-9.]+) \(([-+0-9]+%)\)\s+([0-9.]+) \(([-+0-9]+%)\)\s*$`).FindAllStringSubmatch(table.String(), -1)
+	wantRows := [][]string{
+		{"br", "identity", "6.000", "1.000", "-83%", "2.000", "-67%"},
+		{"br", "br", "6.000", "2.500", "-58%", "3.500", "-42%"},
+		{"gzip", "identity", "3.000", "1.000", "-67%", "1.500", "-50%"},
+		{"gzip", "gzip", "3.000", "2.000", "-33%", "2.500", "-17%"},
+	}
+	if len(rows) != len(wantRows) {
+		t.Fatalf("offload table has %d rows, want %d:\n%s", len(rows), len(wantRows), table.String())
+	}
+	for i, w := range wantRows {
+		if got := rows[i][1:]; strings.Join(got, " ") != strings.Join(w, " ") {
+			t.Errorf("offload row %d = %q, want %q", i, got, w)
+		}
+	}
 	for _, want := range []string{
 		"offload, builtin edge: guest + edge",
-		"gzip          3.000                   2.000 (-33%)                         2.500 (-17%)",
 		`With platform.delivery_compression = "external" a CDN compresses`,
 		`With "builtin" ssatd's own edge compresses in the same process: offload moves CPU from the guest to the edge`,
 	} {
@@ -114,9 +135,10 @@ func TestOffloadIsSetBesideMirror(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		`data-series="builtin-cpu" data-key="builtin_gzip"`,
+		`data-series="builtin-cpu" data-key="identity+edge_gzip"`,
 		`<title>gzip_to_identity + edge gzip (builtin): 2.500 ms</title>`,
 		`data-key="compare_gzip_mirror"`,
+		`<title>identity + edge br (builtin): 2.000 ms</title>`,
 		`<title>br_to_identity + edge br (builtin): 3.500 ms</title>`,
 	} {
 		if !strings.Contains(svg.String(), want) {
