@@ -10,35 +10,37 @@ import (
 )
 
 // configFlags parses the -config flag shared by serve and config check.
-func configFlags(name string, args []string, stderr io.Writer, environ []string) (string, bool) {
+// code is the exit status when ok is false.
+func configFlags(name string, args []string, stdout, stderr io.Writer, environ []string) (path string, code int, ok bool) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	path := fs.String("config", "", "configuration file (TOML); default $SSATD_CONFIG")
+	file := fs.String("config", "", "configuration file (TOML); default $SSATD_CONFIG")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: ssatd %s -config FILE\n", name)
+		fmt.Fprintf(fs.Output(), "usage: ssatd %s -config FILE\n", name)
 		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), "\n"+envUsage)
 	}
-	if err := fs.Parse(args); err != nil {
-		return "", false
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return "", code, false
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "ssatd %s: unexpected argument %q\n", name, fs.Arg(0))
 		fs.Usage()
-		return "", false
+		return "", 2, false
 	}
-	if *path == "" {
-		*path = lookupEnv(environ, "SSATD_CONFIG")
+	if *file == "" {
+		*file = lookupEnv(environ, "SSATD_CONFIG")
 	}
-	return *path, true
+	return *file, 0, true
 }
 
 // loadConfig parses -config and loads the file: the start of serve and
-// config check. code is the exit status when cfg is nil: 2 for usage, 1
-// for a configuration that has problems (all of them printed).
-func loadConfig(name string, args []string, stderr io.Writer, environ []string) (cfg *config.Config, path string, code int) {
-	path, ok := configFlags(name, args, stderr, environ)
+// config check. code is the exit status when cfg is nil: 0 after -h, 2
+// for usage, 1 for a configuration that has problems (all of them printed).
+func loadConfig(name string, args []string, stdout, stderr io.Writer, environ []string) (cfg *config.Config, path string, code int) {
+	path, code, ok := configFlags(name, args, stdout, stderr, environ)
 	if !ok {
-		return nil, "", 2
+		return nil, "", code
 	}
 	cfg, err := config.Load(path, environ)
 	if err != nil {
@@ -69,7 +71,7 @@ func describe(path string) string {
 }
 
 func cmdConfigCheck(args []string, stdout, stderr io.Writer, environ []string) int {
-	cfg, path, code := loadConfig("config check", args, stderr, environ)
+	cfg, path, code := loadConfig("config check", args, stdout, stderr, environ)
 	if cfg == nil {
 		return code
 	}

@@ -43,11 +43,11 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, envir
 	fs.IntVar(&o.offloadAdmin, "offload-admin-port", 9091, "offload ssatd: admin port")
 	prefer := fs.String("origin-prefer", strings.Join(demo.DefaultPreference, ","), "the origin's coding preference among those the client accepts equally")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ssatd demo [flags]\n\nRuns a demo publisher origin, a demo bidder (mock Prebid Server) and two ssatd proxies in front of\nthe origin (mirror and offload) that auction each page over OpenRTB, on loopback by default.")
+		fmt.Fprintln(fs.Output(), "usage: ssatd demo [flags]\n\nRuns a demo publisher origin, a demo bidder (mock Prebid Server) and two ssatd proxies in front of\nthe origin (mirror and offload) that auction each page over OpenRTB, on loopback by default.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "ssatd demo: unexpected argument %q\n", fs.Arg(0))
@@ -308,11 +308,11 @@ func cmdDemoOrigin(ctx context.Context, args []string, stdout, stderr io.Writer,
 	host := fs.String("host", "", "host[:port] the pages name in their links, the host of the proxies' origin_url (default: the listen address, loopback when it is unspecified)")
 	prefer := fs.String("prefer", strings.Join(demo.DefaultPreference, ","), "coding preference among those the client accepts equally")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ssatd demo-origin [-listen ADDR] [-host HOST:PORT]\n\nRuns the demo publisher origin alone (for Docker Compose).")
+		fmt.Fprintln(fs.Output(), "usage: ssatd demo-origin [-listen ADDR] [-host HOST:PORT]\n\nRuns the demo publisher origin alone (for Docker Compose).")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "ssatd demo-origin: unexpected argument %q\n", fs.Arg(0))
@@ -369,11 +369,11 @@ func cmdHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	url := fs.String("url", "http://127.0.0.1:9090/healthz", "URL to probe")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ssatd healthcheck [-url URL] [-timeout 3s]\n\nExits 0 when URL answers 200 within the timeout, else 1.")
+		fmt.Fprintln(fs.Output(), "usage: ssatd healthcheck [-url URL] [-timeout 3s]\n\nExits 0 when URL answers 200 within the timeout, else 1.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "ssatd healthcheck: unexpected argument %q\n", fs.Arg(0))

@@ -3,16 +3,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
 
 const usage = `usage: ssatd <command> [flags]
 
@@ -25,11 +25,18 @@ commands:
   demo-origin                 run the demo origin alone
   demo-bidder [-listen ADDR]  run the mock Prebid Server (OpenRTB) alone
   healthcheck                 probe a running daemon's /healthz (for container health checks)
-  version                     print the version
+  version                     print the version, commit and date
 
-environment:
+` + envUsage
+
+// envUsage is shared by the top-level usage and that of serve and config
+// check, the commands that read the configuration.
+const envUsage = `environment:
   SSATD_CONFIG                configuration file when -config is not given
-  SSATD_<SECTION>_<KEY>       override any scalar key, e.g. SSATD_PUBLISHER_ORIGIN_URL
+  SSATD_<SECTION>_<KEY>       override a scalar or list key of the file, e.g.
+                              SSATD_PUBLISHER_ORIGIN_URL=https://origin.example.com,
+                              SSATD_SERVER_TRUSTED_PROXIES=10.0.0.0/8,192.0.2.1
+                              (slots, static bids and targeting are set in the file only)
   SSATD_LOG_FORMAT            json (default) or console
   SSATD_LOG_LEVEL             debug, info (default), warn, error
 `
@@ -73,7 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 	case "healthcheck":
 		return cmdHealthcheck(ctx, args[1:], stdout, stderr, environ)
 	case "version", "-version", "--version":
-		fmt.Fprintf(stdout, "ssatd %s\n", version)
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
@@ -82,6 +89,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 		fmt.Fprintf(stderr, "ssatd: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
+}
+
+// parseFlags parses a sub-command's flags. A help request (-h, -help) is
+// not a usage error: as for `ssatd -h`, the usage goes to stdout and the
+// exit status is 0. The flag set's Usage must write to fs.Output().
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	var msg bytes.Buffer
+	fs.SetOutput(&msg)
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		_, _ = stdout.Write(msg.Bytes())
+		return 0, false
+	}
+	_, _ = stderr.Write(msg.Bytes())
+	return 2, false
 }
 
 func lookupEnv(environ []string, key string) string {

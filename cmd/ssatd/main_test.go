@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
@@ -76,6 +77,13 @@ listen = "127.0.0.1:18080"
 [publisher]
 domain = "www.example.com"
 origin_url = "http://user:hunter2pw@127.0.0.1:8000"
+
+[auction]
+enabled = true
+
+[[creative_opportunities.slot]]
+id = "top"
+page_patterns = ["/**"]
 `
 
 func TestRunCommandLine(t *testing.T) {
@@ -86,8 +94,8 @@ func TestRunCommandLine(t *testing.T) {
 		wantStdout []string // substrings of stdout
 		wantStderr []string // substrings of stderr
 	}{
-		{name: "version", args: []string{"version"}, wantStdout: []string{"ssatd " + version + "\n"}},
-		{name: "--version", args: []string{"--version"}, wantStdout: []string{"ssatd " + version + "\n"}},
+		{name: "version", args: []string{"version"}, wantStdout: []string{"ssatd " + version + " commit "}},
+		{name: "--version", args: []string{"--version"}, wantStdout: []string{"ssatd " + version + " commit "}},
 		{name: "help", args: []string{"help"}, wantStdout: []string{"usage: ssatd", "SSATD_CONFIG"}},
 		{name: "no arguments", args: nil, wantCode: 2, wantStderr: []string{"usage: ssatd <command>"}},
 		{name: "unknown command", args: []string{"frobnicate"}, wantCode: 2,
@@ -129,6 +137,52 @@ func TestRunCommandLine(t *testing.T) {
 				t.Errorf("stdout = %q, want empty", got.stdout)
 			}
 		})
+	}
+}
+
+// TestHelpExitsZeroEverywhere: `ssatd -h` and every sub-command's -h
+// answer on stdout with status 0; the commands that read the configuration
+// also explain the environment overrides.
+func TestHelpExitsZeroEverywhere(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-h"}, []string{"usage: ssatd <command>", "SSATD_<SECTION>_<KEY>"}},
+		{[]string{"serve", "-h"}, []string{"usage: ssatd serve -config FILE", "SSATD_<SECTION>_<KEY>", "SSATD_CONFIG"}},
+		{[]string{"serve", "--help"}, []string{"usage: ssatd serve -config FILE"}},
+		{[]string{"config", "check", "-h"}, []string{"usage: ssatd config check -config FILE", "SSATD_<SECTION>_<KEY>"}},
+		{[]string{"measure", "-h"}, []string{"ssatd measure -pages DIR"}},
+		{[]string{"demo", "-h"}, []string{"usage: ssatd demo"}},
+		{[]string{"demo-origin", "-h"}, []string{"usage: ssatd demo-origin"}},
+		{[]string{"healthcheck", "-h"}, []string{"usage: ssatd healthcheck"}},
+	}
+	for _, tt := range tests {
+		got := invoke(t, tt.args, nil)
+		if got.code != 0 || got.stderr != "" {
+			t.Errorf("%q: exit code %d, stderr %q; want 0 and nothing on stderr", tt.args, got.code, got.stderr)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(got.stdout, w) {
+				t.Errorf("%q: stdout lacks %q:\n%s", tt.args, w, got.stdout)
+			}
+		}
+	}
+}
+
+func TestVersionLine(t *testing.T) {
+	defer func(c, d string) { commit, date = c, d }(commit, date)
+	commit, date = "0123abc", "2026-11-30T12:00:00Z"
+	if got, want := versionLine(), "ssatd "+version+" commit 0123abc date 2026-11-30T12:00:00Z"; got != want {
+		t.Errorf("with ldflags: %q, want %q", got, want)
+	}
+	// A test binary carries no VCS stamp, so without ldflags both fields
+	// fall back to the build info and, lacking it, say so.
+	commit, date = "", ""
+	rev, when := vcsStamp()
+	want := "ssatd " + version + " commit " + orUnknown(rev) + " date " + orUnknown(when)
+	if got := versionLine(); got != want {
+		t.Errorf("without ldflags: %q, want %q", got, want)
 	}
 }
 
@@ -306,26 +360,34 @@ func TestConfigCheckEnvironment(t *testing.T) {
 }
 
 func TestConfigCheckWarnings(t *testing.T) {
-	base := "[publisher]\ndomain = \"www.example.com\"\norigin_url = \"http://127.0.0.1:8000\"\n"
+	publisher := "[publisher]\ndomain = \"www.example.com\"\norigin_url = \"http://127.0.0.1:8000\"\n"
+	// base lets some page be SSAT-eligible, so that it warns of nothing.
+	base := publisher + "[auction]\nenabled = true\n[[creative_opportunities.slot]]\nid = \"top\"\npage_patterns = [\"/**\"]\n"
 	tests := []struct {
 		name     string
+		doc      string // replaces base
 		extra    string
 		environ  []string
 		wantWarn []string // substrings, each on a "warning: " line; none means no warnings
 	}{
 		{name: "none"},
+		{name: "no page can be SSAT-eligible", doc: publisher,
+			wantWarn: []string{"auction.enabled is off and no creative_opportunities.slot is configured: no page is ever SSAT-eligible"}},
+		{name: "auction switched off from the environment", environ: []string{"SSATD_AUCTION_ENABLED=false"},
+			wantWarn: []string{"auction.enabled is off: no page is ever SSAT-eligible"}},
 		{name: "diagnostics headers", extra: "[debug]\ndiagnostics_headers = true\n",
 			wantWarn: []string{"debug.diagnostics_headers"}},
 		{name: "diagnostics headers from the environment", environ: []string{"SSATD_DEBUG_DIAGNOSTICS_HEADERS=true"},
 			wantWarn: []string{"debug.diagnostics_headers"}},
 		{name: "both debug switches", extra: "[debug]\ndiagnostics_headers = true\nallow_mode_override = true\n",
 			wantWarn: []string{"debug.diagnostics_headers", "debug.allow_mode_override"}},
-		{name: "auction without slots", extra: "[auction]\nenabled = true\n",
-			wantWarn: []string{"auction.enabled"}},
+		{name: "auction without slots", doc: publisher + "[auction]\nenabled = true\n",
+			wantWarn: []string{"auction.enabled is on but no creative_opportunities.slot"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := writeConfig(t, base+tt.extra)
+			doc := cmp.Or(tt.doc, base)
+			path := writeConfig(t, doc+tt.extra)
 			got := invoke(t, []string{"config", "check", "-config", path}, tt.environ)
 			if got.code != 0 {
 				t.Fatalf("exit code = %d, want 0 (warnings do not fail the check)\nstderr: %s", got.code, got.stderr)
@@ -357,7 +419,8 @@ func TestConfigCheckWarnings(t *testing.T) {
 }
 
 // TestShippedConfigs checks every file in configs/: it must pass config
-// check without warnings, and its effective output must itself be a valid
+// check without warnings (minimal.toml with just the one that says no page
+// is SSAT-eligible), and its effective output must itself be a valid
 // configuration that prints the same settings again.
 func TestShippedConfigs(t *testing.T) {
 	files, err := filepath.Glob("../../configs/*.toml")
@@ -373,8 +436,12 @@ func TestShippedConfigs(t *testing.T) {
 			if got.code != 0 {
 				t.Fatalf("exit code = %d, want 0\nstderr: %s", got.code, got.stderr)
 			}
-			if got.stderr != "" {
-				t.Errorf("stderr = %q, want no warnings", got.stderr)
+			want := ""
+			if filepath.Base(file) == "minimal.toml" {
+				want = "warning: auction.enabled is off and no creative_opportunities.slot is configured: no page is ever SSAT-eligible, so no page gets the ad-slot and bid scripts\n"
+			}
+			if got.stderr != want {
+				t.Errorf("stderr = %q, want %q", got.stderr, want)
 			}
 			again := invoke(t, []string{"config", "check", "-config", writeConfig(t, got.stdout)}, nil)
 			if again.code != 0 {

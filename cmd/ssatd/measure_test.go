@@ -99,6 +99,7 @@ func TestMeasureUsage(t *testing.T) {
 		{"chart with proxy", []string{"-proxy", "http://127.0.0.1:1", "-url", "/", "-chart", "x.svg"}, 2, "-chart"},
 		{"unknown flag", []string{"-bogus"}, 2, "bogus"},
 		{"empty folder", []string{"-pages", dir}, 1, "no *.html pages"},
+		{"missing folder", []string{"-pages", filepath.Join(dir, "nonexistent")}, 1, "nonexistent: the folder does not exist"},
 		{"missing config", []string{"-pages", dir, "-config", filepath.Join(dir, "none.toml")}, 1, "none.toml"},
 	}
 	for _, tt := range tests {
@@ -274,9 +275,15 @@ func TestMeasureURLUnreachable(t *testing.T) {
 	s := httptest.NewServer(http.NotFoundHandler())
 	url := s.URL + "/"
 	s.Close()
-	code, _, stderr := measureRun(t, "-url", url, "-runs", "1", "-format", "json", "-timeout", "2s")
-	if code != 1 || !strings.Contains(stderr, url) {
-		t.Fatalf("exit %d, stderr %s", code, stderr)
+	for _, format := range []string{"table", "json"} {
+		code, stdout, stderr := measureRun(t, "-url", url, "-runs", "1", "-format", format, "-timeout", "2s")
+		if code != 1 || !strings.Contains(stderr, url) || !strings.Contains(stderr, "refused") {
+			t.Fatalf("-format %s: exit %d, stderr %s", format, code, stderr)
+		}
+		// The error alone: no report of zeros, no summary claiming success.
+		if stdout != "" || strings.Contains(stderr, "summary:") {
+			t.Errorf("-format %s: a report was printed for no page:\nstdout: %s\nstderr: %s", format, stdout, stderr)
+		}
 	}
 }
 
@@ -385,10 +392,14 @@ func TestMeasureProxyNeedsDebugSettings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			front := measureDaemon(t, origin.URL, tt.mutate)
-			code, _, stderr := measureRun(t, "-proxy", front.URL, "-url", "/", "-runs", "1")
+			code, stdout, stderr := measureRun(t, "-proxy", front.URL, "-url", "/", "-runs", "1")
 			if code != 1 || !strings.Contains(stderr, tt.wantErr) ||
 				!strings.Contains(stderr, "debug.diagnostics_headers = true") || !strings.Contains(stderr, "debug.allow_mode_override = true") {
 				t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+			}
+			// Said once, with no table of what could not be measured.
+			if n := strings.Count(stderr, "debug.allow_mode_override"); n != 1 || stdout != "" {
+				t.Errorf("advice given %d times, stdout %q; want once and no table", n, stdout)
 			}
 		})
 	}

@@ -22,7 +22,7 @@ import (
 )
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
-	cfg, _, code := loadConfig("serve", args, stderr, environ)
+	cfg, _, code := loadConfig("serve", args, stdout, stderr, environ)
 	if cfg == nil {
 		return code
 	}

@@ -218,9 +218,9 @@ type Duration struct {
 
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
+	v, err := parseDuration(string(b))
 	if err != nil {
-		return fmt.Errorf("expected a Go duration such as \"15s\" or \"1m30s\": %w", err)
+		return err
 	}
 	d.Duration = v
 	return nil
@@ -302,30 +302,37 @@ func Defaults() *Config {
 // Load builds the effective configuration: Defaults, then the TOML file at
 // path (skipped when path is ""), then overrides from environ (in
 // os.Environ form), then Validate. On failure the error is an *Errors
-// listing every problem that could be detected.
+// listing every problem that could be detected, each prefixed with the
+// line or the environment variable that set the key.
 func Load(path string, environ []string) (*Config, error) {
 	c := Defaults()
 	var problems []error
+	d := newDecoder()
 	if path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, &Errors{List: []error{fmt.Errorf("read config: %w", err)}}
 		}
-		decodeErrs, complete := decodeTOML(data, c)
-		problems = append(problems, decodeErrs...)
-		if !complete {
-			// The struct is only partly filled, so validating it would
-			// report values the operator never wrote.
-			return nil, &Errors{List: problems}
+		if !d.file(data, c) {
+			return nil, &Errors{List: d.problems}
 		}
 	}
-	problems = append(problems, applyEnv(c, environ)...)
+	d.applyEnv(c, environ)
+	problems = append(problems, d.problems...)
 	if err := c.Validate(); err != nil {
 		var v *Errors
-		if errors.As(err, &v) {
-			problems = append(problems, v.List...)
-		} else {
-			problems = append(problems, err)
+		if !errors.As(err, &v) {
+			v = &Errors{List: []error{err}}
+		}
+		for _, e := range v.List {
+			var p *problem
+			if !errors.As(e, &p) {
+				problems = append(problems, e)
+				continue
+			}
+			if !d.covers(p.key) {
+				problems = append(problems, d.src.locate(p.key, e))
+			}
 		}
 	}
 	if len(problems) > 0 {
@@ -334,57 +341,13 @@ func Load(path string, environ []string) (*Config, error) {
 	return c, nil
 }
 
-// decodeTOML reports complete=false when decoding stopped part way. Unknown
-// keys alone leave complete=true because go-toml only reports them after
-// every known key was decoded.
-func decodeTOML(data []byte, c *Config) (problems []error, complete bool) {
-	dec := toml.NewDecoder(strings.NewReader(string(data))).DisallowUnknownFields()
-	err := dec.Decode(c)
-	if err == nil {
-		return nil, true
-	}
-	var missing *toml.StrictMissingError
-	if errors.As(err, &missing) {
-		for i := range missing.Errors {
-			de := &missing.Errors[i]
-			line, _ := de.Position()
-			problems = append(problems, &unknownKeyError{key: strings.Join(de.Key(), "."), line: line, err: de})
-		}
-		return problems, true
-	}
-	var de *toml.DecodeError
-	if errors.As(err, &de) {
-		line, col := de.Position()
-		if key := de.Key(); len(key) > 0 {
-			return []error{fmt.Errorf("toml line %d, column %d: key %q: %w", line, col, strings.Join(key, "."), de)}, false
-		}
-		return []error{fmt.Errorf("toml line %d, column %d: %w", line, col, de)}, false
-	}
-	// go-toml passes some errors (e.g. from UnmarshalText on a non-string
-	// value) through without a position or key; keep them visible anyway.
-	return []error{fmt.Errorf("toml: %w", err)}, false
-}
-
-type unknownKeyError struct {
-	key  string
-	line int
-	err  error
-}
-
-func (e *unknownKeyError) Error() string {
-	return fmt.Sprintf("unknown key %q at line %d", e.key, e.line)
-}
-
-func (e *unknownKeyError) Unwrap() error { return e.err }
-
 // applyEnv parses one section at a time: caarlos0/env reports a bad value
 // by Go field name only, and names such as GzipLevel repeat across
 // sections, so the section is needed to name the offending variable.
-func applyEnv(c *Config, environ []string) []error {
+func (d *decoder) applyEnv(c *Config, environ []string) {
 	vars := env.ToMap(environ)
 	cv := reflect.ValueOf(c).Elem()
 	ct := cv.Type()
-	var problems []error
 	for i := range ct.NumField() {
 		sf := ct.Field(i)
 		if sf.Tag.Get("env") == "-" {
@@ -392,51 +355,66 @@ func applyEnv(c *Config, environ []string) []error {
 		}
 		prefix := EnvPrefix + sf.Tag.Get("envPrefix")
 		section := cv.Field(i)
+		sectionKey := sf.Tag.Get("toml")
 		err := env.ParseWithOptions(section.Addr().Interface(), env.Options{
 			Environment: vars,
 			Prefix:      prefix,
+			// OnSet is called for every field, set or not.
+			OnSet: func(name string, _ any, _ bool) {
+				if _, set := vars[name]; !set {
+					return
+				}
+				if f, ok := envField(section.Type(), prefix, name); ok {
+					d.src.env[sectionKey+"."+f.Tag.Get("toml")] = name
+				}
+			},
 		})
 		if err == nil {
 			continue
 		}
 		var agg env.AggregateError
 		if !errors.As(err, &agg) {
-			problems = append(problems, fmt.Errorf("environment: %w", err))
+			d.problems = append(d.problems, fmt.Errorf("environment: %w", err))
 			continue
 		}
 		for _, e := range agg.Errors {
-			problems = append(problems, describeEnvError(e, prefix, sf.Tag.Get("toml"), section.Type()))
+			d.envProblem(e, prefix, sectionKey, section.Type(), vars)
 		}
 	}
-	return problems
 }
 
-func describeEnvError(err error, prefix, sectionKey string, sectionType reflect.Type) error {
+// envField finds the field of a section that variable name sets.
+func envField(sectionType reflect.Type, prefix, name string) (reflect.StructField, bool) {
+	for i := range sectionType.NumField() {
+		f := sectionType.Field(i)
+		if tag := f.Tag.Get("env"); tag != "" && tag != "-" && prefix+tag == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// envProblem words a bad variable like a bad file value: the variable,
+// the key, what was found and what is wanted.
+func (d *decoder) envProblem(err error, prefix, sectionKey string, sectionType reflect.Type, vars map[string]string) {
 	var pe env.ParseError
 	if !errors.As(err, &pe) {
-		return fmt.Errorf("environment: %w", err)
+		d.problems = append(d.problems, fmt.Errorf("environment: %w", err))
+		return
 	}
 	f, ok := sectionType.FieldByName(pe.Name)
 	if !ok {
-		return fmt.Errorf("environment: %w", err)
+		d.problems = append(d.problems, fmt.Errorf("environment: %w", err))
+		return
 	}
 	name := prefix + f.Tag.Get("env")
 	key := sectionKey + "." + f.Tag.Get("toml")
-	return fmt.Errorf("environment variable %s (%s): invalid %s value: %w", name, key, typeName(f.Type), pe.Err)
-}
-
-func typeName(t reflect.Type) string {
-	switch t {
-	case reflect.TypeFor[Duration]():
-		return "duration"
-	case reflect.TypeFor[bool]():
-		return "boolean"
-	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int64:
-		return "integer"
-	}
-	return t.String()
+	d.src.env[key] = name
+	d.failed = append(d.failed, key)
+	d.problems = append(d.problems, &located{where: name, err: &problem{
+		key: key,
+		err: fmt.Errorf("found %q, wants %s", vars[name], describeWant(f.Type)),
+	}})
 }
 
 // WriteEffective writes the whole effective configuration as TOML so an

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/caarlos0/env/v11"
-	"github.com/pelletier/go-toml/v2"
 )
 
 func writeFile(t *testing.T, content string) string {
@@ -459,7 +458,7 @@ func TestEnvErrorsNameTheVariable(t *testing.T) {
 		{"SSATD_PUBLISHER_MAX_ORIGIN_RESPONSE_BYTES=abc", []string{"SSATD_PUBLISHER_MAX_ORIGIN_RESPONSE_BYTES", "publisher.max_origin_response_bytes", `"abc"`}},
 		{"SSATD_DELIVERY_GZIP_LEVEL=high", []string{"SSATD_DELIVERY_GZIP_LEVEL", "delivery.gzip_level"}},
 		{"SSATD_COMPRESSION_GZIP_LEVEL=high", []string{"SSATD_COMPRESSION_GZIP_LEVEL", "compression.gzip_level"}},
-		{"SSATD_DELIVERY_ZSTD=maybe", []string{"SSATD_DELIVERY_ZSTD", "boolean"}},
+		{"SSATD_DELIVERY_ZSTD=maybe", []string{"SSATD_DELIVERY_ZSTD", `found "maybe", wants true or false`}},
 		{"SSATD_SERVER_READ_TIMEOUT=30", []string{"SSATD_SERVER_READ_TIMEOUT", "duration", `"15s"`}},
 	}
 	path := writeFile(t, minimalTOML)
@@ -503,9 +502,9 @@ x = 1
 		t.Fatalf("error is %T, want *Errors", err)
 	}
 	want := []string{
-		`unknown key "server.lisen" at line 3`,
-		`unknown key "creative_opportunities.slot.colour" at line 12`,
-		`unknown key "nonsense" at line 14`,
+		`line 3: server.lisen: unknown key; did you mean "server.listen"?`,
+		`line 12: creative_opportunities.slot[0].colour: unknown key`,
+		`line 14: nonsense: unknown table`,
 	}
 	if len(errs.List) != len(want) {
 		t.Fatalf("got %d problems, want %d:\n%v", len(errs.List), len(want), err)
@@ -515,10 +514,6 @@ x = 1
 			t.Errorf("problem %d = %q, want %q", i, errs.List[i], w)
 		}
 	}
-	var de *toml.DecodeError
-	if !errors.As(err, &de) {
-		t.Error("the go-toml DecodeError is not reachable through errors.As")
-	}
 }
 
 func TestDecodeErrors(t *testing.T) {
@@ -527,10 +522,16 @@ func TestDecodeErrors(t *testing.T) {
 		doc  string
 		want []string
 	}{
-		{"string for int", "[server]\nmax_header_bytes = \"big\"\n", []string{"line 2", `"server.max_header_bytes"`}},
-		{"int for bool", "[debug]\n\ndiagnostics_headers = 1\n", []string{"line 3", `"debug.diagnostics_headers"`}},
-		{"bad duration string", "[publisher]\norigin_idle_timeout = \"soon\"\n", []string{"line 2", `"publisher.origin_idle_timeout"`, `"15s"`}},
-		{"integer duration", "[server]\nread_timeout = 30\n", []string{"duration", `"30"`}},
+		{"string for int", "[server]\nmax_header_bytes = \"big\"\n", []string{`line 2: server.max_header_bytes: found the string "big", wants an integer`}},
+		{"int for bool", "[debug]\n\ndiagnostics_headers = 1\n", []string{"line 3: debug.diagnostics_headers: found the integer 1, wants true or false"}},
+		{"bad duration string", "[publisher]\norigin_idle_timeout = \"soon\"\n", []string{`line 2: publisher.origin_idle_timeout: found "soon", wants a duration`, `"15s"`}},
+		{"integer duration", "[server]\nread_timeout = 30\n", []string{`line 2: server.read_timeout: found the integer 30, wants a duration string with a unit, such as "15s"`}},
+		{"float for int", "[auction]\ntimeout_ms = 1.5\n", []string{"line 2: auction.timeout_ms: found the number 1.5, wants an integer"}},
+		{"table for string", "[server]\nlisten = { a = 1 }\n", []string{"line 2: server.listen: found a table, wants a string"}},
+		{"string for array", "[bots]\nuser_agents = \"x\"\n", []string{`line 2: bots.user_agents: found the string "x", wants an array of strings`}},
+		{"element of array", "[publisher]\nallowed_hosts = [\n  \"a.example\",\n  7,\n]\n", []string{"line 4: publisher.allowed_hosts[1]: found the integer 7, wants a string"}},
+		{"inline table key", "[[creative_opportunities.slot]]\nid = \"a\"\npage_patterns = [\"/\"]\ntargeting = { pos = \"x\" }\n[creative_opportunities.slot.targeting2]\n", []string{`line 5: creative_opportunities.slot[0].targeting2: unknown table; did you mean "creative_opportunities.slot[0].targeting"?`}},
+		{"section outside its table", "domain = \"www.example.com\"\n", []string{`line 1: domain: unknown key; did you mean "publisher.domain"?`}},
 		{"syntax", "[server\nlisten = 1\n", []string{"line 1, column"}},
 		{"duplicate key", "[server]\nlisten = \":1\"\nlisten = \":2\"\n", []string{"line 3"}},
 	}
@@ -544,6 +545,64 @@ func TestDecodeErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s: error %q does not mention %s", tt.name, err, w)
 			}
+		}
+	}
+}
+
+func TestTypeErrorsDoNotStopTheOtherChecks(t *testing.T) {
+	doc := `[server]
+listn = ":8080"
+shutdown_timeout = 15
+
+[publisher]
+domain = "www.example.com"
+origin_url = "https://origin.example.com"
+
+[compression]
+gzip_level = 0
+
+[auction]
+timeout_ms = "500ms"
+
+[[creative_opportunities.slot]]
+id = 5
+page_patterns = ["/"]
+`
+	_, err := Load(writeFile(t, doc), []string{"SSATD_DELIVERY_MIN_SIZE=lots"})
+	var errs *Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("Load error = %v (%T), want *Errors", err, err)
+	}
+	// The slot id of the wrong type is reported once: not also as a
+	// missing id by Validate, which only saw the default left in place.
+	want := []string{
+		`line 2: server.listn: unknown key; did you mean "server.listen"?`,
+		`line 3: server.shutdown_timeout: found the integer 15, wants a duration string with a unit, such as "15s", "500ms" or "1m30s"`,
+		`line 13: auction.timeout_ms: found the string "500ms", wants an integer`,
+		`line 16: creative_opportunities.slot[0].id: found the integer 5, wants a string`,
+		`SSATD_DELIVERY_MIN_SIZE: delivery.min_size: found "lots", wants an integer`,
+		`line 10: compression.gzip_level: must be between 1 and 9, got 0`,
+	}
+	if got := strings.Split(err.Error(), "\n"); !slices.Equal(got, want) {
+		t.Errorf("problems:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestValidationProblemsNameTheirSource(t *testing.T) {
+	doc := `[server]
+listen = "nope"
+
+[publisher]
+domain = "www.example.com"
+`
+	_, err := Load(writeFile(t, doc), []string{"SSATD_PUBLISHER_ORIGIN_URL=ftp://x"})
+	want := []string{
+		`line 2: server.listen: must be host:port or :port`,
+		`SSATD_PUBLISHER_ORIGIN_URL: publisher.origin_url: scheme must be http or https`,
+	}
+	for _, w := range want {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("error %v does not contain %q", err, w)
 		}
 	}
 }
@@ -748,7 +807,7 @@ page_patterns = []
 		t.Fatalf("Load error = %v (%T), want *Errors", err, err)
 	}
 	want := []string{
-		`unknown key "typo" at line 2`,
+		`line 2: typo: unknown key`,
 		"SSATD_DELIVERY_MIN_SIZE",
 		"server.listen:",
 		"server.trusted_proxies[0]:",
@@ -780,8 +839,12 @@ func TestWarnings(t *testing.T) {
 		diag    = "debug.diagnostics_headers is on: responses expose internal processing details"
 		mode    = "debug.allow_mode_override is on"
 		inert   = `publisher.ssat_compression_offload_enabled is on but platform.delivery_compression is "unavailable": offload is inert`
-		noSlots = "auction.enabled is on but no creative_opportunities.slot is configured"
+		noSlots = "auction.enabled is on but no creative_opportunities.slot is configured: no page is ever SSAT-eligible"
+		off     = "auction.enabled is off: no page is ever SSAT-eligible"
+		nothing = "auction.enabled is off and no creative_opportunities.slot is configured: no page is ever SSAT-eligible"
 	)
+	// Every case starts from a configuration in which some page is
+	// SSAT-eligible, so that only the mutation can cause a warning.
 	tests := []struct {
 		name   string
 		mutate func(*Config)
@@ -799,21 +862,24 @@ func TestWarnings(t *testing.T) {
 			c.Publisher.OffloadOriginAcceptEncoding = "negotiate"
 		}, nil},
 		{"unavailable without offload is fine", func(c *Config) { c.Platform.DeliveryCompression = "unavailable" }, nil},
-		{"auction without slots", func(c *Config) { c.Auction.Enabled = true }, []string{noSlots}},
-		{"auction with slots", func(c *Config) {
-			c.Auction.Enabled = true
-			c.CreativeOpportunities.Slots = []Slot{{ID: "a", PagePatterns: []string{"/"}}}
-		}, nil},
+		{"auction without slots", func(c *Config) { c.CreativeOpportunities.Slots = nil }, []string{noSlots}},
+		{"slots without auction", func(c *Config) { c.Auction.Enabled = false }, []string{off}},
+		{"neither, as in configs/minimal.toml", func(c *Config) {
+			c.Auction.Enabled = false
+			c.CreativeOpportunities.Slots = nil
+		}, []string{nothing}},
 		{"everything", func(c *Config) {
 			c.Debug.DiagnosticsHeaders = true
 			c.Debug.AllowModeOverride = true
 			c.Publisher.SSATCompressionOffloadEnabled = true
 			c.Platform.DeliveryCompression = "unavailable"
-			c.Auction.Enabled = true
+			c.CreativeOpportunities.Slots = nil
 		}, []string{diag, mode, inert, noSlots}},
 	}
 	for _, tt := range tests {
 		c := valid()
+		c.Auction.Enabled = true
+		c.CreativeOpportunities.Slots = []Slot{{ID: "a", PagePatterns: []string{"/"}}}
 		tt.mutate(c)
 		got := c.Warnings()
 		if len(got) != len(tt.want) {
@@ -977,5 +1043,49 @@ func TestDurationText(t *testing.T) {
 		if err := back.UnmarshalText(text); err != nil || back != d {
 			t.Errorf("MarshalText(%v) = %q does not round-trip: %v %v", d, text, back, err)
 		}
+	}
+}
+
+// TestProblemsNameNoGoInternals: every problem speaks in the file's terms,
+// never in Go's (package names, struct fields, parse functions).
+func TestProblemsNameNoGoInternals(t *testing.T) {
+	doc := `[server]
+listen = "nope"
+admin_listen = "1.2.3.4:x"
+shutdown_timeout = 15
+read_timeout = "soon"
+trusted_proxies = ["10.0.0.0/99", "fe80::1%eth0", "x"]
+max_header_bytes = "big"
+
+[publisher]
+domain = "a:b:c"
+origin_url = "http://[::1"
+allowed_hosts = ["ok.example", 3]
+
+[auction]
+timeout_ms = "500ms"
+enabled = "yes"
+static_bids = 3
+`
+	environ := []string{"SSATD_DELIVERY_MIN_SIZE=lots", "SSATD_DELIVERY_ZSTD=maybe", "SSATD_SERVER_IDLE_TIMEOUT=15"}
+	_, err := Load(writeFile(t, doc), environ)
+	var errs *Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("Load error = %v, want *Errors", err)
+	}
+	leaks := []string{"strconv", "netip.", "time:", "cannot decode", "struct field", "config.", "of type", "toml:", "ParseInt", "invalid syntax"}
+	for _, e := range errs.List {
+		msg := e.Error()
+		for _, l := range leaks {
+			if strings.Contains(msg, l) {
+				t.Errorf("problem %q mentions %q", msg, l)
+			}
+		}
+		if !strings.HasPrefix(msg, "line ") && !strings.HasPrefix(msg, "SSATD_") {
+			t.Errorf("problem %q does not say where the key was set", msg)
+		}
+	}
+	if len(errs.List) < 14 {
+		t.Errorf("got %d problems, want every one of them:\n%v", len(errs.List), err)
 	}
 }

@@ -84,14 +84,14 @@ func parseTrustedProxy(raw string) (netip.Prefix, error) {
 	if strings.Contains(raw, "/") {
 		prefix, err := netip.ParsePrefix(raw)
 		if err != nil {
-			return netip.Prefix{}, fmt.Errorf("must be a CIDR such as \"10.0.0.0/8\" or a bare IP, got %q: %w", raw, err)
+			return netip.Prefix{}, fmt.Errorf("must be a CIDR such as \"10.0.0.0/8\" or a bare IP, got %q", raw)
 		}
 		// Masking makes "10.1.2.3/8" mean the network it obviously names.
 		return prefix.Masked(), nil
 	}
 	addr, err := netip.ParseAddr(raw)
 	if err != nil {
-		return netip.Prefix{}, fmt.Errorf("must be a CIDR such as \"10.0.0.0/8\" or a bare IP, got %q: %w", raw, err)
+		return netip.Prefix{}, fmt.Errorf("must be a CIDR such as \"10.0.0.0/8\" or a bare IP, got %q", raw)
 	}
 	if addr.Zone() != "" {
 		// Peer addresses seen by the server carry no zone, so a zoned
@@ -104,7 +104,7 @@ func parseTrustedProxy(raw string) (netip.Prefix, error) {
 func checkListen(p *problems, key, addr string) {
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		p.addf(key, "must be host:port or :port, got %q: %w", addr, err)
+		p.addf(key, "must be host:port or :port, got %q", addr)
 		return
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
@@ -241,7 +241,7 @@ func checkHostPort(s string) error {
 	if strings.Contains(s, ":") {
 		h, port, err := net.SplitHostPort(s)
 		if err != nil {
-			return fmt.Errorf("%s, got %q: %w", want, s, err)
+			return fmt.Errorf("%s, got %q", want, s)
 		}
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 			return fmt.Errorf("%s, got %q (port must be 1-65535)", want, s)
@@ -412,8 +412,8 @@ func (c *Config) Warnings() []string {
 		w = append(w, "publisher.ssat_compression_offload_enabled is on but platform.delivery_compression is \"unavailable\": offload is inert")
 	}
 	w = append(w, c.openRTBWarnings()...)
-	if c.Auction.Enabled && len(c.CreativeOpportunities.Slots) == 0 {
-		w = append(w, "auction.enabled is on but no creative_opportunities.slot is configured: no auction will ever run")
+	if e := c.eligibilityWarning(); e != "" {
+		w = append(w, e)
 	}
 	return w
 }

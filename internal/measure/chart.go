@@ -28,6 +28,7 @@ const (
 	colorOffload = "#1b9e77" // the guest emits identity
 	colorEdge    = "#7570b3" // the edge compresses
 	colorOrigin  = "#999999" // what the origin sends
+	colorBuiltin = "#e7298a" // guest plus builtin edge, offload in one process
 )
 
 func modeColor(name string) string {
@@ -51,6 +52,16 @@ func chartPanels(r *Report) []panel {
 	}
 	for _, c := range deliveryCodings {
 		cpu.bars = append(cpu.bars, bar{series: "edge-cpu", key: "edge_" + c, label: "edge " + c + " (offload delivery)", value: s.MedianDeliveredCPU[c], color: colorEdge})
+	}
+	// Offload with the builtin edge, set beside the mirror mode it replaces:
+	// in one process the CPU moves to the edge rather than going away.
+	for _, c := range deliveryCodings {
+		mirror := mirrorModes[c]
+		cpu.bars = append(cpu.bars, bar{series: "compare", key: "compare_" + mirror, label: mirror, value: s.MedianCPUMS[mirror], color: colorMirror})
+		for _, mode := range offloadModes(c) {
+			k := builtinKey(mode, c)
+			cpu.bars = append(cpu.bars, bar{series: "builtin-cpu", key: k, label: mode + " + edge " + c + " (builtin)", value: s.MedianBuiltinCPU[k], color: colorBuiltin})
+		}
 	}
 	medianBytes := func(get func(PageResult) (int64, bool)) float64 {
 		var xs []float64
@@ -112,11 +123,11 @@ func (r *Report) WriteChart(w io.Writer) error {
 		panelGp = 30
 	)
 	panels := chartPanels(r)
-	height := 70
+	height := 90
 	for _, p := range panels {
 		height += titleH + len(p.bars)*(barH+gap) + axisH + panelGp
 	}
-	height += 40
+	height += 60 // the legend, in up to two rows
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n")
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="13">`+"\n", width, height, width, height)
@@ -127,7 +138,9 @@ func (r *Report) WriteChart(w io.Writer) error {
 	fmt.Fprintf(&b, `<text class="subtitle" x="20" y="52" fill="#444">%s</text>`+"\n",
 		esc(fmt.Sprintf("offload_cpu_ratio (gzip_to_identity / gzip_mirror) %.3f; identity_cpu_ratio %.3f; all outputs equivalent: %t",
 			r.Summary.OffloadCPURatio, r.Summary.IdentityCPURatio, r.Summary.AllEquivalent)))
-	y := 70
+	fmt.Fprintf(&b, `<text class="subtitle" x="20" y="70" fill="#444">%s</text>`+"\n",
+		esc("offload saves ssatd's CPU when a CDN compresses (external); with the builtin edge it moves to the edge (pink: guest + edge, beside mirror)"))
+	y := 90
 	for _, p := range panels {
 		y += titleH
 		fmt.Fprintf(&b, `<text class="panel-title" x="20" y="%d" font-size="15" font-weight="bold">%s</text>`+"\n", y-12, esc(p.title))
@@ -168,8 +181,12 @@ func (r *Report) WriteChart(w io.Writer) error {
 		{colorMirror, "mirror: guest decodes and re-encodes"},
 		{colorOffload, "guest emits identity (offload)"},
 		{colorEdge, "edge compression of the identity output"},
+		{colorBuiltin, "offload, builtin edge: guest + edge"},
 		{colorOrigin, "origin"},
 	} {
+		if w := 40 + 7*len(l.text); lx+w > width {
+			lx, y = 20, y+22
+		}
 		fmt.Fprintf(&b, `<rect class="legend" x="%d" y="%d" width="14" height="14" fill="%s"/>`, lx, y-12, l.color)
 		fmt.Fprintf(&b, `<text class="legend-label" x="%d" y="%d">%s</text>`+"\n", lx+20, y, esc(l.text))
 		lx += 40 + 7*len(l.text)

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -41,9 +42,8 @@ func (u *urlList) Set(v string) error { *u = append(*u, v); return nil }
 // 1 when one is not (or the measurement failed), 2 for bad usage.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
 	fs := flag.NewFlagSet("measure", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
 	var (
@@ -64,10 +64,18 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 	fs.IntVar(&gzipLevel, "origin-gzip-level", 6, "gzip and deflate level of the simulated origin")
 	fs.IntVar(&brQuality, "origin-brotli-quality", 5, "br quality of the simulated origin (window 22)")
 	fs.DurationVar(&timeout, "timeout", 60*time.Second, "timeout of each HTTP request (-url, -proxy)")
-	if err := fs.Parse(args); err != nil {
+	// A help request is answered on stdout with status 0, a usage error
+	// on stderr with status 2, as by the other commands.
+	var msg bytes.Buffer
+	fs.SetOutput(&msg)
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			_, _ = stdout.Write(msg.Bytes())
 			return 0
 		}
+		_, _ = stderr.Write(msg.Bytes())
 		return 2
 	}
 	bad := func(format string, a ...any) int {
@@ -176,6 +184,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 			}
 			input = append(input, p)
 		}
+		if len(input) == 0 {
+			// Each error is printed above; a table of zeros would only
+			// bury them.
+			return 1
+		}
 	}
 
 	progress, done := progressFor(stderr, len(input))
@@ -196,6 +209,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 			fmt.Fprintf(stderr, "ssatd measure: chart: %v\n", err)
 			return 1
 		}
+	}
+	var fallback []string
+	for _, p := range results {
+		if p.OriginFrom == originFromFallback {
+			fallback = append(fallback, p.Name)
+		}
+	}
+	if len(fallback) > 0 {
+		fmt.Fprintf(stderr, "ssatd measure: note: %d page(s) with no canonical link or og:url (%s) were measured as if their origin were %s, so none of their links was rewritten (give -config to set the origin)\n",
+			len(fallback), listNames(fallback), fallbackOrigin)
 	}
 	for _, p := range results {
 		if !p.Eligible && len(p.Modes) > 0 {
@@ -232,6 +255,14 @@ func settings(o Options, cfgPath string) Settings {
 
 // readPages reads every *.html of dir, sorted by name.
 func readPages(dir string) ([]Page, error) {
+	switch fi, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("-pages %s: the folder does not exist", dir)
+	case err != nil:
+		return nil, fmt.Errorf("-pages %s: %w", dir, err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("-pages %s: not a folder", dir)
+	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.html"))
 	if err != nil {
 		return nil, err

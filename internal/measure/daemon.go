@@ -54,8 +54,21 @@ var daemonModes = []struct{ override, diag string }{{"identity", "offload"}, {"m
 // daemonEncodings are the client Accept-Encoding values tried.
 var daemonEncodings = []string{"br", "gzip"}
 
-// errNoDiagnostics is the advice when the daemon is not set up for this.
-const errNoDiagnostics = "the daemon must run with debug.diagnostics_headers = true and debug.allow_mode_override = true ([debug] in its configuration), and PATH must be an SSAT-eligible page (a slot must match it)"
+// debugAdvice is the fix when the daemon is not set up for -proxy.
+const debugAdvice = "turn on debug.diagnostics_headers = true and debug.allow_mode_override = true ([debug] in the daemon's configuration, or SSATD_DEBUG_DIAGNOSTICS_HEADERS=true and SSATD_DEBUG_ALLOW_MODE_OVERRIDE=true), and measure an SSAT-eligible page (a slot must match PATH)"
+
+// checkDiagnostics stops the measurement at the first response that shows
+// the daemon is not set up for it: every other request would fail the
+// same way.
+func checkDiagnostics(res DaemonResult, want string) error {
+	switch {
+	case res.DiagMode == "":
+		return fmt.Errorf("the daemon answered %d with no %s header: %s", res.Status, proxy.DiagMode, debugAdvice)
+	case res.DiagMode != want:
+		return fmt.Errorf("the daemon ran mode %s where the override asked for %s, so the override was ignored: %s", res.DiagMode, want, debugAdvice)
+	}
+	return nil
+}
 
 // overrideURL is proxyURL+path with the mode override parameter added.
 func overrideURL(proxyURL, path, mode string) (string, error) {
@@ -122,6 +135,9 @@ func Daemon(ctx context.Context, client *http.Client, proxyURL, path, host strin
 					res.DeliveredBytes = int64(len(raw))
 					res.ProcessedBytes, _ = strconv.ParseInt(resp.Trailer.Get(proxy.DiagProcessedBytes), 10, 64)
 					body = raw
+					if err := checkDiagnostics(res, m.diag); err != nil {
+						return nil, err
+					}
 					continue
 				}
 				ttfbs = append(ttfbs, ms(ttfb))
@@ -130,14 +146,6 @@ func Daemon(ctx context.Context, client *http.Client, proxyURL, path, host strin
 				procs = append(procs, p)
 			}
 			res.TTFBMS, res.TotalMS, res.ProcessingMS = Median(ttfbs), Median(totals), Median(procs)
-			switch {
-			case res.DiagMode == "":
-				rep.Problems = append(rep.Problems, fmt.Sprintf("mode %s, Accept-Encoding %s: status %d and no %s header: %s",
-					m.override, ae, res.Status, proxy.DiagMode, errNoDiagnostics))
-			case res.DiagMode != m.diag:
-				rep.Problems = append(rep.Problems, fmt.Sprintf("mode %s, Accept-Encoding %s: the daemon ran %s, not %s: the override was ignored: %s",
-					m.override, ae, res.DiagMode, m.diag, errNoDiagnostics))
-			}
 			if c, ok := compress.ParseContentEncoding(res.DeliveredCoding); ok {
 				if plain, err := decodeAll(c, body); err == nil {
 					res.DecodedBytes = int64(len(plain))

@@ -177,10 +177,8 @@ func writeFetchTable(w io.Writer, fetches []Fetch) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "url\tasked\tstatus\tcontent-encoding\ttransfer B\tdecoded B\tttfb ms\ttotal ms\tsame as identity\t")
 	for _, f := range fetches {
-		if f.Error != "" {
-			fmt.Fprintf(tw, "%s\tERROR: %s\t\t\t\t\t\t\t\t\n", f.URL, f.Error)
-			continue
-		}
+		// A failed fetch is reported under the table: its error text in a
+		// column would stretch the column for every other row.
 		for _, r := range f.Responses {
 			same := "yes"
 			switch {
@@ -195,6 +193,10 @@ func writeFetchTable(w io.Writer, fetches []Fetch) {
 	}
 	tw.Flush()
 	for _, f := range fetches {
+		if f.Error != "" {
+			fmt.Fprintf(w, "ERROR: %s: %s\n", f.URL, f.Error)
+			continue
+		}
 		if !f.IdentityHonoured {
 			got := ""
 			for _, r := range f.Responses {

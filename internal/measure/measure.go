@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ssatd/ssatd/internal/bundle"
@@ -146,38 +147,55 @@ func DefaultConfig(originURL string) (*config.Config, error) {
 	return c, nil
 }
 
-var canonicalRe = regexp.MustCompile(`(?i)<link[^>]+rel=["']?canonical["']?[^>]*href=["']?(https?)://([a-z0-9.-]+)|property=["']og:url["'][^>]*content=["'](https?)://([a-z0-9.-]+)`)
+// canonicalRe finds the scheme and host[:port] of a canonical link or og:url.
+var canonicalRe = regexp.MustCompile(`(?i)<link[^>]+rel=["']?canonical["']?[^>]*href=["']?(https?)://([a-z0-9.-]+(?::[0-9]+)?)|property=["']og:url["'][^>]*content=["'](https?)://([a-z0-9.-]+(?::[0-9]+)?)`)
 
-// guessOrigin is scheme://host of the page's canonical link or og:url, so
-// that the URL rules rewrite the page's own links as they would in front of
-// that site.
-func guessOrigin(page []byte) string {
+// fallbackOrigin stands in for a page that names no origin of its own: none
+// of its links name it, so none is rewritten.
+const fallbackOrigin = "https://origin.pub.example"
+
+// Where a page's origin came from (PageResult.OriginFrom).
+const (
+	originFromConfig    = "config"
+	originFromURL       = "url"
+	originFromCanonical = "canonical link"
+	originFromOGURL     = "og:url"
+	originFromFallback  = "fallback"
+)
+
+// guessOrigin is scheme://host[:port] of the page's canonical link or
+// og:url, so that the URL rules rewrite the page's own links as they would
+// in front of that site; the port matters, as it does to the rules.
+func guessOrigin(page []byte) (origin, from string) {
 	m := canonicalRe.FindSubmatch(page[:min(len(page), 256<<10)])
 	switch {
 	case m == nil:
-		return "https://origin.pub.example"
+		return fallbackOrigin, originFromFallback
 	case len(m[2]) > 0:
-		return string(m[1]) + "://" + string(m[2])
+		return string(m[1]) + "://" + strings.ToLower(string(m[2])), originFromCanonical
 	default:
-		return string(m[3]) + "://" + string(m[4])
+		return string(m[3]) + "://" + strings.ToLower(string(m[4])), originFromOGURL
 	}
 }
 
-// setup returns the guest and edge for a page.
-func (m *measurer) setup(p Page) (*proxy.Guest, *config.Config, error) {
+// setup returns the guest for a page, its configuration, and the origin
+// the page is measured as coming from, with where that origin came from.
+func (m *measurer) setup(p Page) (g *proxy.Guest, cfg *config.Config, origin, from string, err error) {
 	if m.shared != nil {
-		return m.shared, m.opts.Config, nil
+		u := *m.opts.Config.Publisher.Origin
+		u.User = nil // the report is shared; credentials stay out of it
+		return m.shared, m.opts.Config, u.String(), originFromConfig, nil
 	}
-	origin := p.Origin
+	origin, from = p.Origin, originFromURL
 	if origin == "" {
-		origin = guessOrigin(p.Body)
+		origin, from = guessOrigin(p.Body)
 	}
-	cfg, err := DefaultConfig(origin)
+	cfg, err = DefaultConfig(origin)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, origin, from, err
 	}
-	g, err := proxy.New(cfg, proxy.Options{Bundle: bundle.JS()})
-	return g, cfg, err
+	g, err = proxy.New(cfg, proxy.Options{Bundle: bundle.JS()})
+	return g, cfg, origin, from, err
 }
 
 // sample is one timed run.
@@ -213,7 +231,8 @@ func (m *measurer) measurePage(ctx context.Context, p Page) (PageResult, error) 
 		DeliveredBytes: map[string]int64{},
 		DeliveredCPUMS: map[string]float64{},
 	}
-	g, cfg, err := m.setup(p)
+	g, cfg, origin, from, err := m.setup(p)
+	res.Origin, res.OriginFrom = origin, from
 	if err != nil {
 		return res, err
 	}
@@ -238,9 +257,10 @@ func (m *measurer) measurePage(ctx context.Context, p Page) (PageResult, error) 
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		// A timed run's encoded bytes may differ from the warm-up run's
-		// when the pipeline's latency timer flushed the encoder at another
-		// point (slow runs); what must not differ is the decoded page.
+		// Transform has no latency flushes (docs/decisions.md, entry 14),
+		// so every run should give the same bytes; should a timed run's
+		// encoded bytes differ anyway, what must not differ is the decoded
+		// page.
 		check := func(out []byte) string { return sameDecoded(mode.Out, out, reference, limit) }
 		if mode.Name == ModeIdentity {
 			check = func([]byte) string { return "identity output differs between runs" }

@@ -24,8 +24,14 @@ type ModeResult struct {
 
 // PageResult is everything measured for one page.
 type PageResult struct {
-	Name           string                `json:"name"`
-	Path           string                `json:"path"`
+	Name string `json:"name"`
+	Path string `json:"path"`
+	// Origin is the origin the page was measured as coming from: only
+	// links naming its host[:port] are rewritten. OriginFrom says where it
+	// came from: config, url, canonical link, og:url, or fallback (the page
+	// names no origin, so none of its links is rewritten).
+	Origin         string                `json:"origin"`
+	OriginFrom     string                `json:"origin_from"`
 	IdentityBytes  int64                 `json:"identity_bytes"`
 	OriginBytes    map[string]int64      `json:"origin_bytes"`
 	Eligible       bool                  `json:"eligible"`
@@ -55,6 +61,13 @@ type Summary struct {
 	TotalOriginBytes    map[string]int64   `json:"total_origin_bytes"`
 	TotalDeliveredBytes map[string]int64   `json:"total_delivered_bytes"`
 	MedianDeliveredCPU  map[string]float64 `json:"median_delivered_cpu_ms"`
+	TotalDeliveredCPU   map[string]float64 `json:"total_delivered_cpu_ms"`
+	// MedianBuiltinCPU is the median over pages of guest plus builtin
+	// edge CPU for an offloaded page, keyed "MODE+edge_X": the offload
+	// mode (identity when the origin honours identity, X_to_identity when
+	// it sends X anyway) plus the edge delivering X. It is what offload
+	// costs in the one process, to set beside X_mirror.
+	MedianBuiltinCPU map[string]float64 `json:"median_builtin_offload_cpu_ms"`
 	// OffloadCPURatio is median gzip_to_identity CPU / median gzip_mirror
 	// CPU; IdentityCPURatio is median identity CPU / median gzip_mirror CPU.
 	// 0 when gzip_mirror CPU is 0 (no pages, or no CPU clock).
@@ -97,6 +110,8 @@ func Summarize(pages []PageResult) Summary {
 		TotalOriginBytes:    map[string]int64{},
 		TotalDeliveredBytes: map[string]int64{},
 		MedianDeliveredCPU:  map[string]float64{},
+		TotalDeliveredCPU:   map[string]float64{},
+		MedianBuiltinCPU:    map[string]float64{},
 	}
 	for _, p := range pages {
 		for _, f := range p.Failures {
@@ -132,17 +147,42 @@ func Summarize(pages []PageResult) Summary {
 	}
 	for _, c := range deliveryCodings {
 		var cpus []float64
+		builtin := map[string][]float64{}
 		for _, p := range pages {
-			if v, ok := p.DeliveredCPUMS[c]; ok {
-				cpus = append(cpus, v)
+			v, ok := p.DeliveredCPUMS[c]
+			if !ok {
+				continue
+			}
+			cpus = append(cpus, v)
+			s.TotalDeliveredCPU[c] += v
+			for _, mode := range offloadModes(c) {
+				if guest, ok := p.Modes[mode]; ok {
+					builtin[builtinKey(mode, c)] = append(builtin[builtinKey(mode, c)], guest.CPUMS+v)
+				}
 			}
 		}
 		s.MedianDeliveredCPU[c] = Median(cpus)
+		for k, xs := range builtin {
+			s.MedianBuiltinCPU[k] = Median(xs)
+		}
 	}
 	s.OffloadCPURatio = ratio(s.MedianCPUMS[ModeGzipToIdentity], s.MedianCPUMS[ModeGzipMirror])
 	s.IdentityCPURatio = ratio(s.MedianCPUMS[ModeIdentity], s.MedianCPUMS[ModeGzipMirror])
 	return s
 }
+
+// mirrorModes are, per coding a client gets, the mirror mode that serves
+// it: the origin is asked for that coding and the guest re-encodes it.
+var mirrorModes = map[string]string{"gzip": ModeGzipMirror, "br": ModeBrMirror}
+
+// offloadModes are the guest modes of offload for a client getting c: the
+// origin honours identity, or sends c anyway.
+func offloadModes(c string) []string {
+	return []string{ModeIdentity, map[string]string{"gzip": ModeGzipToIdentity, "br": ModeBrToIdentity}[c]}
+}
+
+// builtinKey names guest mode plus the builtin edge delivering c.
+func builtinKey(mode, c string) string { return mode + "+edge_" + c }
 
 func ratio(a, b float64) float64 {
 	if b == 0 {
@@ -170,7 +210,8 @@ func (r *Report) WriteJSON(w io.Writer) error {
 
 // csvHeader is the first CSV row.
 var csvHeader = []string{"page", "mode", "in_coding", "out_coding", "identity_bytes", "in_bytes", "out_bytes",
-	"wall_ms", "cpu_ms", "guest_ms", "equivalent", "delivered_br_bytes", "delivered_gzip_bytes"}
+	"wall_ms", "cpu_ms", "guest_ms", "equivalent", "delivered_br_bytes", "delivered_gzip_bytes",
+	"delivered_br_cpu_ms", "delivered_gzip_cpu_ms"}
 
 // WriteCSV writes one row per page and mode, after a header row.
 func (r *Report) WriteCSV(w io.Writer) error {
@@ -186,7 +227,8 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			}
 			row := []string{p.Name, name, m.In, m.Out, itoa(p.IdentityBytes), itoa(m.InBytes), itoa(m.OutBytes),
 				ftoa(m.WallMS), ftoa(m.CPUMS), ftoa(m.GuestMS), strconv.FormatBool(m.Equivalent),
-				itoa(p.DeliveredBytes["br"]), itoa(p.DeliveredBytes["gzip"])}
+				itoa(p.DeliveredBytes["br"]), itoa(p.DeliveredBytes["gzip"]),
+				ftoa(p.DeliveredCPUMS["br"]), ftoa(p.DeliveredCPUMS["gzip"])}
 			if err := cw.Write(row); err != nil {
 				return err
 			}
@@ -272,7 +314,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		if kind == "cpu" {
 			row("MEDIAN", func(n string) float64 { return s.MedianCPUMS[n] }, func(c string) float64 { return s.MedianDeliveredCPU[c] })
-			row("TOTAL", func(n string) float64 { return s.TotalCPUMS[n] }, func(c string) float64 { return 0 })
+			row("TOTAL", func(n string) float64 { return s.TotalCPUMS[n] }, func(c string) float64 { return s.TotalDeliveredCPU[c] })
 		} else {
 			row("MEDIAN", func(n string) float64 { return s.MedianWallMS[n] }, nil)
 			row("TOTAL", func(n string) float64 { return s.TotalWallMS[n] }, nil)
@@ -280,6 +322,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 		tw.Flush()
 	}
 	fmt.Fprintln(bw)
+	writeOffloadTable(bw, s)
+	fmt.Fprintln(bw)
+	for _, line := range originLines(r.Pages) {
+		fmt.Fprintln(bw, line)
+	}
 	for _, p := range r.Pages {
 		if !p.Eligible && len(p.Modes) > 0 {
 			fmt.Fprintf(bw, "note: %s was not SSAT-eligible under this configuration (no slot matches %s?): no SSAT injection\n", p.Name, p.Path)
@@ -324,4 +371,83 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	n, err := e.w.Write(p)
 	e.err = err
 	return n, err
+}
+
+// writeOffloadTable sets offload beside mirror: the guest alone (what a CDN
+// in front, "external", leaves to ssatd) and guest plus builtin edge (what
+// the one process spends when "builtin" compresses), for an origin that
+// honours identity and for one that sends the client's coding anyway.
+func writeOffloadTable(w io.Writer, s Summary) {
+	fmt.Fprintln(w, "offload against mirror (ms of CPU per page, median over pages; change against mirror)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "client gets\toffload origin sends\tmirror: guest\toffload, external edge: guest\toffload, builtin edge: guest + edge\t")
+	for _, c := range deliveryCodings {
+		mirror := s.MedianCPUMS[mirrorModes[c]]
+		for _, mode := range offloadModes(c) {
+			origin := "identity"
+			if mode != ModeIdentity {
+				origin = c
+			}
+			guest, both := s.MedianCPUMS[mode], s.MedianBuiltinCPU[builtinKey(mode, c)]
+			fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f (%s)\t%.3f (%s)\t\n", c, origin, mirror, guest, change(guest, mirror), both, change(both, mirror))
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w, offloadVerdict)
+}
+
+// offloadVerdict is the reading of the offload table, the same words as
+// docs/measuring.md.
+const offloadVerdict = `With platform.delivery_compression = "external" a CDN compresses, so the middle column is ssatd's whole cost: offload saves CPU. With "builtin" ssatd's own edge compresses in the same process: offload moves CPU from the guest to the edge, and whatever the last column still saves comes from the edge's lower levels ([delivery]), paid for in bytes ("delivered" against "mirror out" above).`
+
+// change is v against ref as a signed percentage.
+func change(v, ref float64) string {
+	if ref == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.0f%%", (v/ref-1)*100)
+}
+
+// originLines say which origin each page was measured against, one line
+// per origin, because only links naming that origin are rewritten.
+func originLines(pages []PageResult) []string {
+	var order []string
+	names := map[string][]string{}
+	from := map[string]string{}
+	for _, p := range pages {
+		if _, seen := names[p.Origin]; !seen {
+			order = append(order, p.Origin)
+			from[p.Origin] = p.OriginFrom
+		}
+		names[p.Origin] = append(names[p.Origin], p.Name)
+		if from[p.Origin] != p.OriginFrom {
+			from[p.Origin] = "" // several sources
+		}
+	}
+	lines := make([]string, 0, len(order))
+	for _, o := range order {
+		var why string
+		switch from[o] {
+		case originFromConfig:
+			why = "from -config"
+		case originFromURL:
+			why = "from -url"
+		case originFromFallback:
+			why = "fallback: no canonical link or og:url, so no link was rewritten"
+		case "":
+			why = "from the canonical link or og:url"
+		default:
+			why = "from the " + from[o]
+		}
+		lines = append(lines, fmt.Sprintf("origin %s (%s): %s", o, why, listNames(names[o])))
+	}
+	return lines
+}
+
+// listNames lists up to four names, then how many more.
+func listNames(ns []string) string {
+	if len(ns) <= 4 {
+		return strings.Join(ns, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ns[:4], ", "), len(ns)-4)
 }

@@ -17,6 +17,10 @@ type Metrics struct {
 	requests map[string]*atomic.Int64
 	failures map[string]*atomic.Int64
 	auction  *auction.Stats // the OpenRTB provider's counters, if any
+	// unnamed counts rewritten pages in which no URL named the origin
+	// host: many of them suggest that the pages call the origin by
+	// another name than publisher.origin_url, so nothing is rewritten.
+	unnamed atomic.Int64
 }
 
 // NewMetrics returns an empty set of counters.
@@ -38,6 +42,10 @@ func (m *Metrics) counter(set map[string]*atomic.Int64, key string) *atomic.Int6
 func (m *Metrics) inc(reason string) { m.counter(m.failures, reason).Add(1) }
 
 func (m *Metrics) request(route string) { m.counter(m.requests, route).Add(1) }
+
+// PagesWithoutOriginHost returns how many rewritten pages never named the
+// origin host in a URL.
+func (m *Metrics) PagesWithoutOriginHost() int64 { return m.unnamed.Load() }
 
 // Failures returns the count for one reason.
 func (m *Metrics) Failures(reason string) int64 { return m.counter(m.failures, reason).Load() }
@@ -66,6 +74,11 @@ func (m *Metrics) WritePrometheus(w io.Writer) error {
 		return err
 	}
 	if err := write("ssatd_failures_total", "Failed or refused origin responses, by reason.", "reason", m.failures); err != nil {
+		return err
+	}
+	const name = "ssatd_pages_without_origin_host_total"
+	if _, err := fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n%s %d\n", name,
+		"Rewritten HTML pages in which no URL named the origin host of publisher.origin_url.", name, name, m.unnamed.Load()); err != nil {
 		return err
 	}
 	if m.auction != nil {

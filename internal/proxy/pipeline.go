@@ -179,6 +179,7 @@ func (p *pipeline) run() {
 	if !st.HeadFound {
 		p.g.log.Info("no <head> start tag: nothing injected", zap.String("path", p.req.URL.Path))
 	}
+	p.g.noteOriginHost(p.req, st)
 	if p.trailer != nil {
 		select {
 		case <-p.started:
@@ -392,4 +393,19 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// noteOriginHost counts, and logs at debug level, a whole page in which no
+// URL named the origin host, so no link was pointed at the client-facing
+// host (docs/behaviour.md, "URL rewriting"). Pages with relative links only
+// are counted too; what stands out is a site where every page is, which
+// usually means its links name the origin by another host (localhost:8000
+// against an origin_url of http://127.0.0.1:8000).
+func (g *Guest) noteOriginHost(r *http.Request, st rewrite.Stats) {
+	if st.URLsRewritten > 0 || st.Oversize {
+		return
+	}
+	g.metrics.unnamed.Add(1)
+	g.log.Debug("page never named the origin host: no URL was rewritten",
+		zap.String("path", r.URL.Path), zap.String("origin_host", g.originHost))
 }
