@@ -71,7 +71,8 @@ type PublisherConfig struct {
 	// Origin is OriginURL parsed by Validate, with the path cleared so
 	// request paths can be joined onto it directly.
 	Origin *url.URL `toml:"-" env:"-"`
-	// OriginHost is the lower-cased host[:port] of OriginURL.
+	// OriginHost is the lower-cased host[:port] of OriginURL, without the
+	// port when it is the scheme's default (as links usually write it).
 	OriginHost string `toml:"-" env:"-"`
 }
 
@@ -279,6 +280,7 @@ func Load(path string, environ []string) (*Config, error) {
 		}
 	}
 	problems = append(problems, applyEnv(c, environ)...)
+	problems = append(problems, unknownEnvVars(environ)...)
 	if err := c.Validate(); err != nil {
 		var v *Errors
 		if errors.As(err, &v) {
@@ -354,6 +356,7 @@ func applyEnv(c *Config, environ []string) []error {
 		err := env.ParseWithOptions(section.Addr().Interface(), env.Options{
 			Environment: vars,
 			Prefix:      prefix,
+			FuncMap:     envParsers(),
 		})
 		if err == nil {
 			continue
