@@ -147,7 +147,7 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 	}
 	d.log.Info("ssatd started", zap.String("version", version),
 		zap.String("listen", ls.client.Addr().String()), zap.String("admin_listen", ls.admin.Addr().String()),
-		zap.String("origin", d.cfg.Publisher.Origin.String()), zap.String("domain", d.cfg.Publisher.Domain))
+		zap.String("origin", d.cfg.Publisher.OriginForLog()), zap.String("domain", d.cfg.Publisher.Domain))
 	g, gctx := errgroup.WithContext(ctx)
 	serve := func(s *http.Server, l net.Listener) func() error {
 		return func() error {

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zlib"
 )
@@ -106,6 +107,8 @@ type decoder struct {
 	br     *bufio.Reader // gzip and zlib read through this to stop exactly at stream end
 	gz     *gzip.Reader
 	zr     io.ReadCloser
+	fr     io.ReadCloser // raw deflate, for origins that omit the zlib wrapper
+	head   primed
 	bro    *brotli.Reader
 	dec    io.Reader
 
@@ -155,7 +158,7 @@ func (d *decoder) reset() error {
 		if d.gz == nil {
 			d.gz = new(gzip.Reader)
 		}
-		if err := d.gz.Reset(d.br); err != nil {
+		if err := d.resetGzip(); err != nil {
 			if err == io.EOF && d.src.err == nil {
 				// The gzip package accepts zero members, but an origin that
 				// labels a body gzip always sends at least one, so an empty
@@ -167,6 +170,9 @@ func (d *decoder) reset() error {
 		d.dec = d.gz
 	case Deflate:
 		d.resetBufio()
+		if b, _ := d.br.Peek(2); len(b) == 2 && !isZlibHeader(b[0], b[1]) {
+			return d.resetRawDeflate()
+		}
 		if d.zr == nil {
 			zr, err := zlib.NewReader(bytes.NewReader(emptyZlib))
 			if err != nil {
@@ -189,6 +195,71 @@ func (d *decoder) reset() error {
 	return nil
 }
 
+// resetGzip starts the next gzip member. Members are read one at a time
+// (Multistream off) so that gzipMemberEnd, not the gzip package, decides what may
+// follow a member.
+func (d *decoder) resetGzip() error {
+	if err := d.gz.Reset(d.br); err != nil {
+		return err
+	}
+	d.gz.Multistream(false)
+	return nil
+}
+
+// isZlibHeader reports whether two bytes form a valid zlib header (RFC 1950
+// §2.2): compression method 8, a window of at most 32 KiB, and a header
+// checksum that makes CMF*256+FLG a multiple of 31.
+func isZlibHeader(cmf, flg byte) bool {
+	return cmf&0x0f == 8 && cmf>>4 <= 7 && (uint16(cmf)<<8|uint16(flg))%31 == 0
+}
+
+// resetRawDeflate decodes a "deflate" body that lacks the zlib wrapper, as
+// old IIS and some PHP set-ups send (RFC 9110 §8.4.1.2 says "deflate" is zlib,
+// but browsers accept both, so origins never learn). Without a header there
+// is nothing to check before the body, so the first decoded byte is read now:
+// a body that is not deflate at all (HTML labelled deflate) then fails here,
+// before the proxy commits to response headers, as a bad zlib header does.
+// Raw deflate has no checksum; truncation is still caught because the stream
+// must end with its final block.
+func (d *decoder) resetRawDeflate() error {
+	if d.fr == nil {
+		d.fr = flate.NewReader(d.br)
+	} else if err := d.fr.(flate.Resetter).Reset(d.br, nil); err != nil {
+		return fmt.Errorf("compress: reset flate reader: %w", err)
+	}
+	d.head = primed{r: d.fr}
+	n, err := d.fr.Read(d.head.b[:])
+	if err != nil && err != io.EOF {
+		return d.fail(fmt.Errorf("raw deflate: %w", err))
+	}
+	d.head.n, d.head.err = n, err
+	d.dec = &d.head
+	return nil
+}
+
+// primed hands out a byte read ahead of the caller, then the rest of r.
+type primed struct {
+	b   [1]byte
+	n   int
+	err error // what r returned with the byte (nil or io.EOF)
+	r   io.Reader
+}
+
+func (p *primed) Read(b []byte) (int, error) {
+	if p.n == 0 {
+		if p.err != nil {
+			return 0, p.err
+		}
+		return p.r.Read(b)
+	}
+	if len(b) == 0 {
+		return 0, nil
+	}
+	b[0] = p.b[0]
+	p.n = 0
+	return 1, p.err
+}
+
 func (d *decoder) resetBufio() {
 	if d.br == nil {
 		d.br = bufio.NewReader(&d.src)
@@ -205,6 +276,7 @@ func (d *decoder) release() {
 		d.br.Reset(&d.src)
 	}
 	d.dec = nil
+	d.head = primed{}
 	d.err = nil
 }
 
@@ -225,26 +297,78 @@ func (d *decoder) fail(err error) error {
 // readDecoded reads from the codec and converts its errors; io.EOF is only
 // passed on once the whole body is known to have been consumed.
 func (d *decoder) readDecoded(p []byte) (int, error) {
-	n, err := d.dec.Read(p)
-	switch {
-	case err == nil:
-		return n, nil
-	case d.coding == Brotli && err == errBrotliExcess:
-		return n, d.brotliExcess()
-	case err == io.EOF:
-		if d.coding == Identity {
+	for {
+		n, err := d.dec.Read(p)
+		switch {
+		case err == nil:
+			return n, nil
+		case d.coding == Brotli && err == errBrotliExcess:
+			return n, d.brotliExcess()
+		case err == io.EOF && d.coding == Identity:
 			return n, io.EOF
+		case err == io.EOF && d.coding == Gzip:
+			err = d.gzipMemberEnd()
+			if err == nil && n == 0 {
+				continue // the next member starts; read from it
+			}
+			return n, err
+		case err == io.EOF:
+			return n, d.atEnd()
+		default:
+			return n, d.fail(err)
 		}
-		return n, d.atEnd()
-	default:
-		return n, d.fail(err)
 	}
 }
 
-// atEnd runs when the codec reports the end of its stream. gzip already
-// insists that anything after a member is another member and brotli rejects
-// excess input itself, but the zlib reader stops after the Adler-32 trailer
-// without looking further. Bytes after a complete zlib stream are rejected:
+// maxGzipPadding bounds the filler accepted after the last gzip member.
+const maxGzipPadding = 64
+
+// gzipMemberEnd runs when a gzip member ends with a good trailer. Another
+// member may follow (RFC 1952 §2.2); it returns nil once that member's header
+// is read. Otherwise only filler may follow: PHP and some CMS plug-ins append
+// a newline or zero padding after the compressed output, and browsers render
+// such pages, so up to maxGzipPadding bytes of NUL or ASCII whitespace are
+// dropped. Anything else, or more filler than that, is rejected as corrupt,
+// for the same reason as bytes after a zlib stream (see atEnd); the member
+// before it was complete and checked, so nothing of the page is lost.
+func (d *decoder) gzipMemberEnd() error {
+	b, err := d.br.Peek(1)
+	switch {
+	case len(b) == 0 && err == io.EOF:
+		return io.EOF
+	case len(b) == 0:
+		return d.fail(err)
+	case b[0] == 0x1f:
+		// The start of another member; a cut or bad header is reported as
+		// truncated or corrupt by the header parse.
+		if err := d.resetGzip(); err != nil {
+			return d.fail(fmt.Errorf("gzip header: %w", err))
+		}
+		return nil
+	}
+	for i := 0; ; i++ {
+		c, err := d.br.ReadByte()
+		switch {
+		case err == io.EOF:
+			return io.EOF
+		case err != nil:
+			return d.fail(err)
+		case !isPadding(c):
+			return d.fail(errors.New("data after end of gzip stream"))
+		case i >= maxGzipPadding:
+			return d.fail(fmt.Errorf("more than %d bytes of padding after gzip stream", maxGzipPadding))
+		}
+	}
+}
+
+func isPadding(c byte) bool {
+	return c == 0 || c == ' ' || c == '\t' || c == '\r' || c == '\n'
+}
+
+// atEnd runs when a deflate stream (zlib or raw) ends; gzip has its own
+// gzipMemberEnd and brotli rejects excess input itself. The zlib and flate
+// readers stop after the stream without looking further. Bytes after a
+// complete deflate stream are rejected:
 // the proxy cannot tell whether they are a second response glued on, padding
 // or an attack, and silently dropping them would change what was served.
 func (d *decoder) atEnd() error {
@@ -254,7 +378,7 @@ func (d *decoder) atEnd() error {
 	_, err := d.br.ReadByte()
 	switch {
 	case err == nil:
-		return d.fail(errors.New("data after end of zlib stream"))
+		return d.fail(errors.New("data after end of deflate stream"))
 	case err == io.EOF:
 		return io.EOF
 	default:

@@ -10,6 +10,7 @@ import (
 	"testing/iotest"
 
 	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/flate"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -243,7 +244,8 @@ func TestTrailingData(t *testing.T) {
 		wantData bool // the payload itself must come out before the error
 	}{
 		{"gzip_garbage", Gzip, []byte("<html>garbage after the member"), []ErrorKind{KindCorrupt}, true},
-		{"gzip_zero_padding", Gzip, make([]byte, 16), []ErrorKind{KindCorrupt}, true},
+		{"gzip_padding_then_garbage", Gzip, []byte("\n\n<html>"), []ErrorKind{KindTruncated, KindCorrupt}, true},
+		{"gzip_zero_padding_over_bound", Gzip, make([]byte, 65), []ErrorKind{KindCorrupt}, true},
 		{"gzip_partial_member_header", Gzip, []byte{0x1f, 0x8b, 0x08}, []ErrorKind{KindTruncated, KindCorrupt}, true},
 		{"gzip_one_byte", Gzip, []byte{'x'}, []ErrorKind{KindTruncated, KindCorrupt}, true},
 		{"deflate_one_byte", Deflate, []byte{'x'}, []ErrorKind{KindCorrupt}, true},
@@ -618,4 +620,109 @@ func TestBrotliExcessSentinel(t *testing.T) {
 	if errBrotliExcess == nil || !strings.Contains(errBrotliExcess.Error(), "excessive") {
 		t.Fatalf("captured brotli excess error is %v", errBrotliExcess)
 	}
+}
+
+// TestGzipTrailingPaddingAccepted catches a complete gzip page followed by a
+// newline or zero padding (PHP, some CMS plug-ins) being aborted as corrupt,
+// although browsers render it.
+func TestGzipTrailingPaddingAccepted(t *testing.T) {
+	payload := textPayload(800, 10)
+	member := encode(t, Gzip, payload, testOpts)
+	for _, tt := range []struct {
+		name    string
+		trailer []byte
+	}{
+		{"newline", []byte("\n")},
+		{"crlf_and_spaces", []byte("\r\n \t ")},
+		{"zero_padding_16", make([]byte, 16)},
+		{"zero_padding_at_bound", make([]byte, 64)},
+		{"second_member_then_newline", append(encode(t, Gzip, nil, testOpts), '\n')},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stream := append(bytes.Clone(member), tt.trailer...)
+			for _, src := range []struct {
+				name string
+				r    io.Reader
+			}{
+				{"whole", bytes.NewReader(stream)},
+				{"one_byte", iotest.OneByteReader(bytes.NewReader(stream))},
+				{"data_with_eof", iotest.DataErrReader(bytes.NewReader(stream))},
+			} {
+				got, err := decodeAll(Gzip, src.r, 0)
+				if err != nil || !bytes.Equal(got, payload) {
+					t.Fatalf("%s: %v (got %d bytes, want %d)", src.name, err, len(got), len(payload))
+				}
+			}
+			// The padding is never counted as page bytes: a limit of
+			// exactly the payload still passes.
+			if _, err := decodeAll(Gzip, bytes.NewReader(stream), int64(len(payload))); err != nil {
+				t.Fatalf("at the limit: %v", err)
+			}
+		})
+	}
+}
+
+// rawDeflate encodes data as deflate without the zlib wrapper.
+func rawDeflate(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := flate.NewWriter(&b, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestRawDeflateDecoded catches "Content-Encoding: deflate" bodies without
+// the zlib header (old IIS) being refused, and checks that raw deflate is
+// held to the same truncation and trailing-data rules as zlib.
+func TestRawDeflateDecoded(t *testing.T) {
+	for _, payload := range [][]byte{nil, []byte("a"), textPayload(3000, 16)} {
+		stream := rawDeflate(t, payload)
+		if len(stream) >= 2 && (uint16(stream[0])<<8|uint16(stream[1]))%31 == 0 {
+			t.Fatalf("raw stream %x looks like zlib; the test proves nothing", stream[:2])
+		}
+		for _, src := range []struct {
+			name string
+			r    io.Reader
+		}{
+			{"whole", bytes.NewReader(stream)},
+			{"one_byte", iotest.OneByteReader(bytes.NewReader(stream))},
+			{"data_with_eof", iotest.DataErrReader(bytes.NewReader(stream))},
+		} {
+			got, err := decodeAll(Deflate, src.r, 0)
+			if err != nil || !bytes.Equal(got, payload) {
+				t.Fatalf("%d bytes, %s: %v (got %d bytes)", len(payload), src.name, err, len(got))
+			}
+		}
+		for cut := 0; cut < len(stream); cut++ {
+			_, err := decodeAll(Deflate, bytes.NewReader(stream[:cut]), 0)
+			if err == nil {
+				t.Fatalf("%d bytes: cut at %d/%d decoded without error", len(payload), cut, len(stream))
+			}
+			if k := decodeKind(t, err); k != KindTruncated && k != KindCorrupt {
+				t.Fatalf("cut at %d: kind %s", cut, k)
+			}
+		}
+		got, err := decodeAll(Deflate, bytes.NewReader(append(bytes.Clone(stream), 'x')), 0)
+		if k := decodeKind(t, err); k != KindCorrupt {
+			t.Fatalf("trailing byte after raw deflate: kind %s, want corrupt", k)
+		}
+		if !bytes.Equal(got, payload) {
+			t.Fatalf("trailing byte: got %d bytes before the error, want %d", len(got), len(payload))
+		}
+	}
+	t.Run("limit", func(t *testing.T) {
+		payload := textPayload(3000, 17)
+		_, err := decodeAll(Deflate, bytes.NewReader(rawDeflate(t, payload)), int64(len(payload)-1))
+		if k := decodeKind(t, err); k != KindLimit {
+			t.Fatalf("kind %s, want decoded_limit", k)
+		}
+	})
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"testing"
+
+	"github.com/klauspost/compress/flate"
 )
 
 // FuzzDecode feeds arbitrary bytes to every decoder: it must return an
@@ -24,6 +26,14 @@ func FuzzDecode(f *testing.F) {
 		}
 	}
 	f.Add([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff})
+	// An empty gzip member followed by a newline (accepted padding), and
+	// raw deflate without the zlib header.
+	f.Add([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, '\n'})
+	var raw bytes.Buffer
+	fw, _ := flate.NewWriter(&raw, 6)
+	fw.Write([]byte("<html><head></head></html>"))
+	fw.Close()
+	f.Add(raw.Bytes())
 	const limit = 4096
 	f.Fuzz(func(t *testing.T, in []byte) {
 		for _, c := range []Coding{Identity, Gzip, Deflate, Brotli} {

@@ -73,7 +73,8 @@ type PublisherConfig struct {
 	// Origin is OriginURL parsed by Validate, with the path cleared so
 	// request paths can be joined onto it directly.
 	Origin *url.URL `toml:"-" env:"-"`
-	// OriginHost is the lower-cased host[:port] of OriginURL.
+	// OriginHost is the lower-cased host[:port] of OriginURL, without the
+	// port when it is the scheme's default (as links usually write it).
 	OriginHost string `toml:"-" env:"-"`
 }
 
@@ -319,6 +320,7 @@ func Load(path string, environ []string) (*Config, error) {
 	}
 	d.applyEnv(c, environ)
 	problems = append(problems, d.problems...)
+	problems = append(problems, unknownEnvVars(environ)...)
 	if err := c.Validate(); err != nil {
 		var v *Errors
 		if !errors.As(err, &v) {
@@ -368,6 +370,7 @@ func (d *decoder) applyEnv(c *Config, environ []string) {
 					d.src.env[sectionKey+"."+f.Tag.Get("toml")] = name
 				}
 			},
+			FuncMap:     envParsers(),
 		})
 		if err == nil {
 			continue

@@ -216,9 +216,17 @@ func (d *decoder) value(dst reflect.Value, v any, key string) {
 			return
 		}
 	case reflect.Map:
-		// Only slot targeting is a map; Validate checks its values.
-		if m, ok := v.(map[string]any); ok && t == reflect.TypeFor[map[string]any]() {
-			dst.Set(reflect.ValueOf(m))
+		// Maps keyed by string (slot targeting and bidders, endpoint
+		// headers): each entry decodes into the element type; Validate
+		// checks what the values mean.
+		if m, ok := v.(map[string]any); ok && t.Key().Kind() == reflect.String {
+			out := reflect.MakeMapWithSize(t, len(m))
+			for k, e := range m {
+				ev := reflect.New(t.Elem()).Elem()
+				d.value(ev, e, joinKey(key, tomlKey(k)))
+				out.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), ev)
+			}
+			dst.Set(out)
 			return
 		}
 	case reflect.Interface:

@@ -41,6 +41,7 @@ func (c *Config) Validate() error {
 	var p problems
 	c.validateServer(&p)
 	c.validatePublisher(&p)
+	c.validateAddresses(&p)
 	c.validateCompression(&p)
 	c.validateAuctionAndSlots(&p)
 	for i, ua := range c.Bots.UserAgents {
@@ -150,7 +151,7 @@ func (c *Config) validatePublisher(p *problems) {
 		p.addf("publisher.origin_url", "%w", err)
 	} else {
 		pub.Origin = u
-		pub.OriginHost = strings.ToLower(u.Host)
+		pub.OriginHost = originHostKey(u)
 	}
 
 	if pub.OriginHostHeaderOverride != "" {

@@ -13,7 +13,16 @@ import (
 func (g *Guest) serveBundle(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "text/javascript; charset=utf-8")
-	h.Set("ETag", `"`+g.bundleHash+`"`)
+	// Weak, because the same tag names every representation: the edge
+	// compresses this body to gzip or br after it leaves here (X-Compress-Hint),
+	// and a CDN in front may do so too, and a strong tag must differ between
+	// content codings (RFC 9110 §8.8.1, §8.8.3). A tag per coding would have
+	// to be minted where the compression happens, in every layer that
+	// compresses; a weak one stays true whatever is in front, and
+	// If-None-Match still revalidates with weak comparison (RFC 9110 §13.1.2).
+	// The cost is that If-Range, which needs a strong tag, always gets the
+	// whole bundle, which is small.
+	h.Set("ETag", `W/"`+g.bundleHash+`"`)
 	h.Set("X-Content-Type-Options", "nosniff")
 	if r.URL.Query().Get("v") == g.bundleHash {
 		// The URL names these exact bytes, so it can be cached for good.

@@ -18,9 +18,10 @@ import (
 
 // Options configure one page rewrite.
 type Options struct {
-	// OriginHost is host[:port] of the publisher origin; URL attributes that
-	// name it are rewritten to RequestScheme://RequestHost. Empty disables
-	// URL rewriting.
+	// OriginHost is host[:port] of the publisher origin, without the port
+	// when it is the default of the origin's scheme (as config.Validate
+	// derives it); URL attributes that name it, in any letter case, are
+	// rewritten to RequestScheme://RequestHost. Empty disables URL rewriting.
 	OriginHost    string
 	RequestHost   string
 	RequestScheme string
@@ -79,14 +80,9 @@ type rewriter struct {
 func Rewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
 	cr := &countingReader{r: src}
 	rw := &rewriter{
-		dst:  dst,
-		opts: opts,
-		hosts: hostRewriter{
-			originHost:  opts.OriginHost,
-			hostB:       []byte(opts.OriginHost),
-			requestHost: opts.RequestHost,
-			scheme:      opts.RequestScheme,
-		},
+		dst:   dst,
+		opts:  opts,
+		hosts: newHostRewriter(opts.OriginHost, opts.RequestHost, opts.RequestScheme),
 	}
 	z := html.NewTokenizer(cr)
 	maxTok := opts.MaxTokenBytes
@@ -186,7 +182,7 @@ func (rw *rewriter) startTag(raw []byte) {
 func (rw *rewriter) rewriteAttrs(raw []byte) {
 	// Most tags name neither the origin host nor a character reference;
 	// they are copied without scanning their attributes.
-	if len(rw.hosts.hostB) == 0 || (!bytes.Contains(raw, rw.hosts.hostB) && bytes.IndexByte(raw, '&') < 0) {
+	if len(rw.hosts.hostB) == 0 || (!containsFold(raw, rw.hosts.hostB) && bytes.IndexByte(raw, '&') < 0) {
 		rw.write(raw)
 		return
 	}

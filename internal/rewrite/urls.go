@@ -12,7 +12,7 @@ type attrKind int
 const (
 	kindNone        attrKind = iota
 	kindURL                  // href, src, action: scheme, protocol-relative and leading bare host
-	kindSrcset               // srcset: as kindURL plus a bare host anywhere
+	kindSrcset               // srcset: as kindURL plus a bare host anywhere at a host boundary
 	kindImageSrcset          // imagesrcset: scheme and protocol-relative forms only
 )
 
@@ -42,11 +42,61 @@ func classifyAttr(name []byte) attrKind {
 }
 
 // hostRewriter rewrites occurrences of the origin host in URL attribute values.
+// Host names compare case-insensitively (RFC 3986 §3.2.2), so a link written
+// "http://ORIGIN.example/" is the origin as much as the lower-case one.
 type hostRewriter struct {
-	originHost  string // host[:port] of the origin, lower case
-	hostB       []byte // originHost, for matching raw bytes
+	name string // origin host name (or bracketed IPv6 literal), lower case
+	// port is the origin's port when it is not the default of its scheme;
+	// empty means the origin is on its scheme's default port, and a link
+	// naming that default port explicitly is the same origin (see portOK).
+	port        string
+	hostB       []byte // name, for the quick test on raw bytes
 	requestHost string // client-facing host[:port]
 	scheme      string // client-facing scheme
+}
+
+func newHostRewriter(originHost, requestHost, scheme string) hostRewriter {
+	name, port := splitOriginHost(strings.ToLower(originHost))
+	return hostRewriter{name: name, port: port, hostB: []byte(name), requestHost: requestHost, scheme: scheme}
+}
+
+// splitOriginHost splits host[:port]. A port of 80 or 443 is not known to be
+// the default of the origin's scheme here, so config.Validate drops default
+// ports from OriginHost; a bare "host" then means "the scheme's default".
+func splitOriginHost(h string) (name, port string) {
+	i := strings.LastIndexByte(h, ':')
+	if i < 0 || strings.IndexByte(h[i:], ']') >= 0 {
+		return h, ""
+	}
+	return h[:i], h[i+1:]
+}
+
+// urlForm is how a host match is introduced in an attribute value.
+type urlForm int
+
+const (
+	formHTTPS    urlForm = iota // https://host
+	formHTTP                    // http://host
+	formRelative                // //host
+	formBare                    // host
+)
+
+// portOK reports whether the explicit port p (without its colon) after a
+// match of the origin name keeps it the origin. An origin on a non-default
+// port matches only that port. An origin on its default port also matches
+// the default port written out: 443 after https://, 80 after http://, and
+// either after // or a bare host, whose scheme is the page's.
+func (h *hostRewriter) portOK(p string, f urlForm) bool {
+	if h.port != "" {
+		return p == h.port
+	}
+	switch f {
+	case formHTTPS:
+		return p == "443"
+	case formHTTP:
+		return p == "80"
+	}
+	return p == "443" || p == "80"
 }
 
 // endsHost reports whether the byte after a host match ends the authority.
@@ -64,51 +114,91 @@ func endsHost(v string, i int) bool {
 	}
 }
 
-// startsBare reports whether a bare host at i starts a srcset candidate.
-func startsBare(v string, i int) bool {
-	return i == 0 || isSpace(v[i-1]) || v[i-1] == ','
+// isHostChar reports bytes that can continue a host name, so a match right
+// after one ("img.origin.example") is part of a longer, different host.
+func isHostChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_'
 }
 
-// rewrite applies the §4.1 rules to a decoded attribute value. It returns the
-// new value and whether anything changed.
+// startsBare reports whether a bare host at i may be rewritten: for href,
+// src and action only at the start of the value; in srcset anywhere at a
+// host boundary, which covers image CDNs that carry the origin in the path
+// ("https://i0.wp.com/origin.example/a.png") as well as candidate starts
+// (docs/behaviour.md, "URL rewriting").
+func startsBare(v string, i int, kind attrKind) bool {
+	switch kind {
+	case kindURL:
+		return i == 0
+	case kindSrcset:
+		return i == 0 || !isHostChar(v[i-1])
+	}
+	return false
+}
+
+// match reports whether the origin name found at at is a rewritable origin
+// reference in lv (the lower-cased value), and if so where the replaced text
+// starts and ends and what replaces it. last is where the unconsumed part of
+// the value begins, so a scheme already consumed is never matched twice.
+func (h *hostRewriter) match(lv string, last, at int, kind attrKind) (from, to int, repl string, ok bool) {
+	prefix := lv[last:at]
+	var f urlForm
+	switch {
+	case strings.HasSuffix(prefix, "https://"):
+		f, from, repl = formHTTPS, at-len("https://"), h.scheme+"://"+h.requestHost
+	case strings.HasSuffix(prefix, "http://"):
+		f, from, repl = formHTTP, at-len("http://"), h.scheme+"://"+h.requestHost
+	case strings.HasSuffix(prefix, "//"):
+		f, from, repl = formRelative, at-len("//"), "//"+h.requestHost
+	case startsBare(lv, at, kind):
+		f, from, repl = formBare, at, h.requestHost
+	default:
+		return 0, 0, "", false
+	}
+	if kind == kindImageSrcset && f == formBare {
+		return 0, 0, "", false
+	}
+	to = at + len(h.name)
+	if to < len(lv) && lv[to] == ':' {
+		p := to + 1
+		for p < len(lv) && lv[p] >= '0' && lv[p] <= '9' {
+			p++
+		}
+		if !h.portOK(lv[to+1:p], f) {
+			return 0, 0, "", false
+		}
+		to = p
+	} else if h.port != "" {
+		return 0, 0, "", false
+	}
+	return from, to, repl, endsHost(lv, to)
+}
+
+// rewrite applies the URL rules (docs/behaviour.md, "URL rewriting") to a
+// decoded attribute value. It returns the new value and whether anything
+// changed.
 func (h *hostRewriter) rewrite(v string, kind attrKind) (string, bool) {
-	oh := h.originHost
-	if !strings.Contains(v, oh) {
+	// Matching runs on an ASCII-lower-cased copy; lower-casing ASCII keeps
+	// every byte offset, so the offsets apply to v unchanged.
+	lv := asciiLower(v)
+	if !strings.Contains(lv, h.name) {
 		return v, false
 	}
 	var b strings.Builder
 	last, changed := 0, false
-	for i := 0; i < len(v); {
-		j := strings.Index(v[i:], oh)
+	for i := 0; i < len(lv); {
+		j := strings.Index(lv[i:], h.name)
 		if j < 0 {
 			break
 		}
 		at := i + j
-		end := at + len(oh)
-		i = end
-		if !endsHost(v, end) {
+		i = at + len(h.name)
+		from, to, repl, ok := h.match(lv, last, at, kind)
+		if !ok {
 			continue
 		}
-		prefix := v[last:at]
-		var repl string
-		switch {
-		case strings.HasSuffix(prefix, "https://"):
-			at -= len("https://")
-			repl = h.scheme + "://" + h.requestHost
-		case strings.HasSuffix(prefix, "http://"):
-			at -= len("http://")
-			repl = h.scheme + "://" + h.requestHost
-		case strings.HasSuffix(prefix, "//"):
-			at -= len("//")
-			repl = "//" + h.requestHost
-		case kind == kindURL && at == 0, kind == kindSrcset && startsBare(v, at):
-			repl = h.requestHost
-		default:
-			continue
-		}
-		b.WriteString(v[last:at])
+		b.WriteString(v[last:from])
 		b.WriteString(repl)
-		last, changed = end, true
+		last, i, changed = to, to, true
 	}
 	if !changed {
 		return v, false
@@ -124,7 +214,7 @@ func (h *hostRewriter) rewrite(v string, kind attrKind) (string, bool) {
 // re-encoded for its quoting context.
 func (h *hostRewriter) rewriteRawValue(raw []byte, quote byte, kind attrKind) ([]byte, bool) {
 	if bytes.IndexByte(raw, '&') < 0 {
-		if !bytes.Contains(raw, h.hostB) {
+		if !containsFold(raw, h.hostB) {
 			return nil, false // the common case, without allocating
 		}
 		// Host names introduce no character that needs escaping.
