@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -37,14 +38,17 @@ type manifests struct {
 	secrets    map[string]*corev1.Secret
 }
 
-// buildKustomization builds deploy/kubernetes as `kubectl apply -k` would
-// and decodes every document strictly into its k8s.io/api type: a field
-// the API does not know is an error, not a silently ignored line.
-func buildKustomization(t *testing.T) *manifests {
+// kustomizations are the base and the overlays shipped beside it.
+var kustomizations = []string{"kubernetes", "overlays/config-in-secret"}
+
+// buildKustomization builds dir as `kubectl apply -k` would and decodes
+// every document strictly into its k8s.io/api type: a field the API does
+// not know is an error, not a silently ignored line.
+func buildKustomization(t *testing.T, dir string) *manifests {
 	t.Helper()
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), "kubernetes")
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
-		t.Fatalf("kustomize build deploy/kubernetes: %v", err)
+		t.Fatalf("kustomize build deploy/%s: %v", dir, err)
 	}
 	m := &manifests{configMaps: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{}}
 	for _, r := range resMap.Resources() {
@@ -193,21 +197,33 @@ func podConfig(t *testing.T, m *manifests, c *corev1.Container) (*config.Config,
 			t.Errorf("volume mount %s is writable", vm.MountPath)
 		}
 		for _, v := range m.deployment.Spec.Template.Spec.Volumes {
-			if v.Name != vm.Name || v.ConfigMap == nil {
+			if v.Name != vm.Name {
 				continue
 			}
-			cm, ok := m.configMaps[v.ConfigMap.Name]
-			if !ok {
-				t.Fatalf("volume %s names ConfigMap %s, which the base does not create", v.Name, v.ConfigMap.Name)
-			}
 			var found bool
-			if data, found = cm.Data[rel]; !found {
-				t.Fatalf("ConfigMap %s has no key %s for SSATD_CONFIG=%s", cm.Name, rel, file)
+			switch {
+			case v.ConfigMap != nil:
+				cm, ok := m.configMaps[v.ConfigMap.Name]
+				if !ok {
+					t.Fatalf("volume %s names ConfigMap %s, which is not created", v.Name, v.ConfigMap.Name)
+				}
+				data, found = cm.Data[rel]
+			case v.Secret != nil:
+				s, ok := m.secrets[v.Secret.SecretName]
+				if !ok {
+					t.Fatalf("volume %s names Secret %s, which is not created", v.Name, v.Secret.SecretName)
+				}
+				var b []byte
+				b, found = s.Data[rel]
+				data = string(b)
+			}
+			if !found {
+				t.Fatalf("volume %s has no key %s for SSATD_CONFIG=%s", v.Name, rel, file)
 			}
 		}
 	}
 	if data == "" {
-		t.Fatalf("SSATD_CONFIG=%s is not in a ConfigMap volume", file)
+		t.Fatalf("SSATD_CONFIG=%s is not in a ConfigMap or Secret volume", file)
 	}
 	tmp := filepath.Join(t.TempDir(), "ssatd.toml")
 	if err := os.WriteFile(tmp, []byte(data), 0o600); err != nil {
@@ -252,10 +268,16 @@ func selects(t *testing.T, what string, sel *metav1.LabelSelector, podLabels map
 	}
 }
 
-// TestKubernetesBase checks the kustomize base's cross-references: what
-// the API server would accept and kubectl cannot know.
-func TestKubernetesBase(t *testing.T) {
-	m := buildKustomization(t)
+// TestKubernetes checks the cross-references of the kustomize base and its
+// example overlays: what the API server would accept and kubectl cannot
+// know.
+func TestKubernetes(t *testing.T) {
+	for _, dir := range kustomizations {
+		t.Run(dir, func(t *testing.T) { checkManifests(t, buildKustomization(t, dir)) })
+	}
+}
+
+func checkManifests(t *testing.T, m *manifests) {
 	d := m.deployment
 	pod := &d.Spec.Template.Spec
 	c := ssatdContainer(t, d)
@@ -454,7 +476,7 @@ func TestKubernetesBase(t *testing.T) {
 // TestKubernetesSizing keeps the sizing comment honest: the memory request
 // must hold the design point written in docs/deployment.md.
 func TestKubernetesSizing(t *testing.T) {
-	m := buildKustomization(t)
+	m := buildKustomization(t, kustomizations[0])
 	c := ssatdContainer(t, m.deployment)
 	// docs/deployment.md, "Sizing a replica": 64 pages in flight at about
 	// 6.3 MiB each, over a 24 MiB idle heap.
@@ -462,5 +484,23 @@ func TestKubernetesSizing(t *testing.T) {
 	want := resource.MustParse(fmt.Sprintf("%.0fMi", inFlight*perPageMiB+baseMiB))
 	if got := c.Resources.Requests[corev1.ResourceMemory]; got.Cmp(want) < 0 {
 		t.Errorf("memory request %s below the design point %s", got.String(), want.String())
+	}
+}
+
+// TestConfigInSecretOverlay checks what the overlay changes: the file
+// comes from a Secret and no ConfigMap is left behind.
+func TestConfigInSecretOverlay(t *testing.T) {
+	m := buildKustomization(t, "overlays/config-in-secret")
+	if len(m.configMaps) != 0 {
+		t.Errorf("the overlay still creates ConfigMaps %v", slices.Collect(maps.Keys(m.configMaps)))
+	}
+	var fromSecret bool
+	for _, v := range m.deployment.Spec.Template.Spec.Volumes {
+		if v.Name == "config" && v.Secret != nil && strings.HasPrefix(v.Secret.SecretName, "ssatd-config-file-") {
+			fromSecret = true
+		}
+	}
+	if !fromSecret {
+		t.Errorf("the config volume is not the generated Secret: %+v", m.deployment.Spec.Template.Spec.Volumes)
 	}
 }
