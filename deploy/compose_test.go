@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"cmp"
 	"context"
 	"net"
 	"os"
@@ -205,10 +206,11 @@ func TestComposeFile(t *testing.T) {
 				if need := cfg.Server.DrainPeriod.Duration + cfg.Server.ShutdownTimeout.Duration; grace < need {
 					t.Errorf("stop_grace_period %s < drain_period + shutdown_timeout = %s: compose kills it mid-drain", grace, need)
 				}
-			} else if l := flagValue(args, "listen"); l != "" {
+			} else if l := cmp.Or(flagValue(args, "listen"), flagValue(args, "addr")); l != "" {
 				listenPorts = []int{mustPort(t, "-listen", l)}
 				healthPort = listenPorts[0]
 			} else {
+				// No flag says where it listens: its ports or expose must.
 				for _, pc := range svc.Ports {
 					listenPorts = append(listenPorts, int(pc.Target))
 				}

@@ -202,7 +202,10 @@ func buildLikeDockerfile(t *testing.T, df *dockerfile, version string) string {
 	if outs != 1 {
 		t.Fatalf("Dockerfile line %d: %d -o flags, want 1", run.line, outs)
 	}
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("building like the Dockerfile needs the go command in PATH: %v", err)
+	}
 	cmd := exec.Command(gobin, words[1:]...)
 	cmd.Dir = repoRoot
 	cmd.Env = append(os.Environ(), env...)
