@@ -159,7 +159,11 @@ func TestComposeFile(t *testing.T) {
 				t.Error("neither image nor build: compose cannot start it")
 			}
 			if svc.Build != nil {
-				if _, err := os.Stat(filepath.Join(svc.Build.Context, svc.Build.Dockerfile)); err != nil {
+				df := svc.Build.Dockerfile
+				if !filepath.IsAbs(df) {
+					df = filepath.Join(svc.Build.Context, df)
+				}
+				if _, err := os.Stat(df); err != nil {
 					t.Errorf("build: %v", err)
 				}
 			}
