@@ -362,37 +362,6 @@ func TestComposeConfigsMatchDemo(t *testing.T) {
 	}
 }
 
-// TestComposeFile validates docker-compose.yml with the Docker CLI when it
-// can (no engine is needed for `config`), and checks that the files it
-// mounts exist either way.
-func TestComposeFile(t *testing.T) {
-	const file = "../../docker-compose.yml"
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range regexp.MustCompile(`/etc/ssatd/([\w.-]+\.toml)`).FindAllStringSubmatch(string(data), -1) {
-		if _, err := os.Stat(filepath.Join("..", "..", "configs", m[1])); err != nil {
-			t.Errorf("docker-compose.yml uses %s: %v", m[0], err)
-		}
-	}
-	var cmd []string
-	if docker, err := exec.LookPath("docker"); err == nil && exec.Command(docker, "compose", "version").Run() == nil {
-		cmd = []string{docker, "compose"}
-	} else if dc, err := exec.LookPath("docker-compose"); err == nil {
-		cmd = []string{dc}
-	}
-	if cmd == nil {
-		t.Skip("neither `docker compose` nor `docker-compose` is available; docker-compose.yml not validated")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c := exec.CommandContext(ctx, cmd[0], append(cmd[1:], "-f", file, "config", "-q")...)
-	if out, err := c.CombinedOutput(); err != nil {
-		t.Fatalf("%s config: %v\n%s", strings.Join(cmd, " "), err, out)
-	}
-}
-
 // findChromium returns a Chromium or Chrome binary, or "".
 func findChromium() string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {

@@ -45,6 +45,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, envi
 		log.Error("stopped with error", zap.Error(err))
 		return 1
 	}
+	log.Info("stopped")
 	return 0
 }
 
@@ -74,12 +75,14 @@ func newLogger(w io.Writer, environ []string) (*zap.Logger, error) {
 
 // daemon is the client-facing server and the admin server of one process.
 type daemon struct {
-	cfg    *config.Config
-	log    *zap.Logger
-	guest  *proxy.Guest
-	ready  atomic.Bool
-	client *http.Server
-	admin  *http.Server
+	cfg   *config.Config
+	log   *zap.Logger
+	guest *proxy.Guest
+	ready atomic.Bool
+	// inFlight counts client requests whose handler has not returned.
+	inFlight atomic.Int64
+	client   *http.Server
+	admin    *http.Server
 }
 
 func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
@@ -92,7 +95,7 @@ func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.client = server.New(cfg, handler, zap.NewStdLog(log.Named("http")))
+	d.client = server.New(cfg, d.countInFlight(handler), zap.NewStdLog(log.Named("http")))
 	d.admin = &http.Server{
 		Handler:           d.adminRoutes(),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -126,9 +129,18 @@ func (d *daemon) adminRoutes() http.Handler {
 // listeners are the bound sockets; tests pass their own to learn the ports.
 type listeners struct{ client, admin net.Listener }
 
-// run serves until ctx is cancelled, then shuts down gracefully: /readyz
-// fails at once, listeners close, and in-flight responses get up to
-// shutdown_timeout to finish.
+// run serves until ctx is cancelled, then shuts down in three steps so
+// that a load balancer stops sending before the listeners close:
+//
+//  1. /readyz fails at once, while the client listener keeps serving;
+//  2. after server.drain_period the client listener closes, and in-flight
+//     responses get up to server.shutdown_timeout to finish;
+//  3. responses still running then are cut off, which is logged and is not
+//     an error: the stop was asked for, and an exit status of 1 would make a
+//     supervisor report a planned stop as a crash.
+//
+// The admin listener stays up until the client side is done, so liveness
+// keeps passing while readiness fails.
 func (d *daemon) run(ctx context.Context, ls *listeners) error {
 	if ls == nil {
 		ls = &listeners{}
@@ -162,26 +174,45 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 	d.ready.Store(true)
 	g.Go(func() error {
 		<-gctx.Done()
-		d.ready.Store(false)
-		d.log.Info("shutting down", zap.Duration("shutdown_timeout", d.cfg.Server.ShutdownTimeout.Duration))
-		timeout := d.cfg.Server.ShutdownTimeout.Duration
-		if timeout <= 0 {
-			// shutdown_timeout = 0: do not wait for in-flight responses.
-			_ = d.admin.Close()
-			return d.client.Close()
-		}
-		sctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		err := d.client.Shutdown(sctx)
-		_ = d.admin.Shutdown(sctx)
-		if err != nil {
-			// Responses still running past the timeout are cut off, so
-			// that an embedding caller does not inherit them.
-			_ = d.client.Close()
-			_ = d.admin.Close()
-			return fmt.Errorf("graceful shutdown after server.shutdown_timeout (%s): %w", timeout, err)
-		}
+		d.shutdown()
 		return nil
 	})
 	return g.Wait()
+}
+
+// shutdown runs steps 1 to 3 of run's shutdown. Durations are logged as
+// strings ("15s") so that the unit is never left to the reader.
+func (d *daemon) shutdown() {
+	drain := d.cfg.Server.DrainPeriod.Duration
+	timeout := d.cfg.Server.ShutdownTimeout.Duration
+	d.ready.Store(false)
+	d.log.Info("shutting down", zap.Stringer("drain_period", drain), zap.Stringer("shutdown_timeout", timeout))
+	time.Sleep(drain)
+
+	d.log.Info("closing the client listener", zap.Int64("in_flight", d.inFlight.Load()))
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := d.client.Shutdown(ctx); err != nil {
+		// Counted before Close, which ends the handlers' connections.
+		n := d.inFlight.Load()
+		_ = d.client.Close()
+		d.log.Warn("responses still in flight after shutdown_timeout were cut off",
+			zap.Int64("in_flight", n), zap.Stringer("shutdown_timeout", timeout))
+	}
+	// Admin requests are short; give them a moment, not another timeout.
+	actx, acancel := context.WithTimeout(context.Background(), time.Second)
+	defer acancel()
+	if d.admin.Shutdown(actx) != nil {
+		_ = d.admin.Close()
+	}
+}
+
+// countInFlight wraps the client handler so that a cut-off at shutdown can
+// say how many responses it cut.
+func (d *daemon) countInFlight(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d.inFlight.Add(1)
+		defer d.inFlight.Add(-1)
+		h.ServeHTTP(w, r)
+	})
 }

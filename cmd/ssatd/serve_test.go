@@ -95,6 +95,7 @@ func startDaemon(t *testing.T, originURL string) *runningDaemon {
 	t.Helper()
 	path := writeConfig(t, fmt.Sprintf(`
 [server]
+drain_period = "0s"
 shutdown_timeout = "10s"
 
 [publisher]
@@ -429,15 +430,72 @@ func logLine(logs, msg string) (map[string]any, bool) {
 	return nil, false
 }
 
+// servedCommand is `ssatd serve` running in-process through run, as main
+// runs it, with the ports it reported in its startup log line.
+type servedCommand struct {
+	clientAddr, adminAddr string
+	stderr                *lockedBuffer
+	cancel                context.CancelFunc // what SIGTERM does
+	done                  chan int           // receives the exit code once
+}
+
+func startServeCommand(t *testing.T, configText string) *servedCommand {
+	t.Helper()
+	path := writeConfig(t, configText)
+	ctx, cancel := context.WithCancel(context.Background())
+	sc := &servedCommand{stderr: &lockedBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	go func() { sc.done <- run(ctx, []string{"serve", "-config", path}, io.Discard, sc.stderr, nil) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case code := <-sc.done:
+			sc.done <- code
+		case <-time.After(15 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	var started map[string]any
+	waitFor(t, "the startup log line", func() bool {
+		select {
+		case code := <-sc.done:
+			t.Fatalf("serve exited with %d before starting:\n%s", code, sc.stderr.String())
+		default:
+		}
+		var ok bool
+		started, ok = logLine(sc.stderr.String(), "ssatd started")
+		return ok
+	})
+	sc.clientAddr, _ = started["listen"].(string)
+	sc.adminAddr, _ = started["admin_listen"].(string)
+	if sc.clientAddr == "" || sc.adminAddr == "" || sc.clientAddr == sc.adminAddr {
+		t.Fatalf("startup line has listen %q and admin_listen %q", sc.clientAddr, sc.adminAddr)
+	}
+	return sc
+}
+
+// exitCode waits for serve to return.
+func (sc *servedCommand) exitCode(t *testing.T) int {
+	t.Helper()
+	select {
+	case code := <-sc.done:
+		sc.done <- code // leave it for the cleanup
+		return code
+	case <-time.After(10 * time.Second):
+		t.Fatalf("serve did not return after cancellation:\n%s", sc.stderr.String())
+		return -1
+	}
+}
+
 // TestServeCommand runs the daemon through the command line, learning its
 // ports from the startup log line, and stops it by cancelling the context
 // as SIGTERM would.
 func TestServeCommand(t *testing.T) {
 	origin := newTestOrigin(t)
-	path := writeConfig(t, fmt.Sprintf(`
+	sc := startServeCommand(t, fmt.Sprintf(`
 [server]
 listen = "127.0.0.1:0"
 admin_listen = "127.0.0.1:0"
+drain_period = "0s"
 
 [publisher]
 domain = "localhost"
@@ -446,59 +504,146 @@ origin_url = %q
 [debug]
 diagnostics_headers = true
 `, origin.srv.URL))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout strings.Builder
-	var stderr lockedBuffer
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"serve", "-config", path}, &stdout, &stderr, nil) }()
-
-	var started map[string]any
-	waitFor(t, "the startup log line", func() bool {
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited with %d before starting:\n%s", code, stderr.String())
-		default:
-		}
-		var ok bool
-		started, ok = logLine(stderr.String(), "ssatd started")
-		return ok
-	})
-	clientAddr, _ := started["listen"].(string)
-	adminAddr, _ := started["admin_listen"].(string)
-	if clientAddr == "" || adminAddr == "" || clientAddr == adminAddr {
-		t.Fatalf("startup line has listen %q and admin_listen %q", clientAddr, adminAddr)
-	}
-	if w, ok := logLine(stderr.String(), "debug.diagnostics_headers"); !ok || w["level"] != "warn" {
-		t.Errorf("no warn-level log line for debug.diagnostics_headers:\n%s", stderr.String())
+	if w, ok := logLine(sc.stderr.String(), "debug.diagnostics_headers"); !ok || w["level"] != "warn" {
+		t.Errorf("no warn-level log line for debug.diagnostics_headers:\n%s", sc.stderr.String())
 	}
 
 	c := newTestClient(t)
-	if status, _, body := get(t, c, "http://"+adminAddr+"/readyz", ""); status != http.StatusOK {
+	if status, _, body := get(t, c, "http://"+sc.adminAddr+"/readyz", ""); status != http.StatusOK {
 		t.Errorf("admin /readyz = %d %q, want 200", status, body)
 	}
-	if status, _, body := get(t, c, "http://"+clientAddr+"/healthz", "localhost"); status != http.StatusTeapot || body != "origin answered /healthz" {
+	if status, _, body := get(t, c, "http://"+sc.clientAddr+"/healthz", "localhost"); status != http.StatusTeapot || body != "origin answered /healthz" {
 		t.Errorf("client /healthz = %d %q, want it forwarded to the origin", status, body)
 	}
 
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("exit code = %d, want 0 after cancellation\n%s", code, stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not return after cancellation")
+	sc.cancel()
+	if code := sc.exitCode(t); code != 0 {
+		t.Errorf("exit code = %d, want 0 after cancellation\n%s", code, sc.stderr.String())
 	}
-	if _, ok := logLine(stderr.String(), "shutting down"); !ok {
-		t.Errorf("no shutdown log line:\n%s", stderr.String())
+	logs := sc.stderr.String()
+	if _, ok := logLine(logs, "shutting down"); !ok {
+		t.Errorf("no shutdown log line:\n%s", logs)
 	}
-	if stdout.Len() != 0 {
-		t.Errorf("serve wrote to stdout: %q", stdout.String())
+	if last := lastLogLine(t, logs); last["msg"] != "stopped" || last["level"] != "info" {
+		t.Errorf("last log line = %v, want the info line \"stopped\"", last)
 	}
 	c.Transport.(*http.Transport).CloseIdleConnections()
-	assertRefused(t, "client", clientAddr)
-	assertRefused(t, "admin", adminAddr)
+	assertRefused(t, "client", sc.clientAddr)
+	assertRefused(t, "admin", sc.adminAddr)
+}
+
+// lastLogLine decodes the last line that serve logged.
+func lastLogLine(t *testing.T, logs string) map[string]any {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(logs), "\n")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &m); err != nil {
+		t.Fatalf("last log line %q: %v", lines[len(lines)-1], err)
+	}
+	return m
+}
+
+// TestShutdownFailsReadinessBeforeClosingTheListener catches a shutdown that
+// closes the client listener at the moment /readyz starts failing, which
+// leaves a load balancer no time to stop sending new requests.
+func TestShutdownFailsReadinessBeforeClosingTheListener(t *testing.T) {
+	origin := newTestOrigin(t)
+	// Long enough that the checks below finish well within it on a loaded
+	// machine; the test waits for all of it.
+	const drain = 3 * time.Second
+	sc := startServeCommand(t, fmt.Sprintf(`
+[server]
+listen = "127.0.0.1:0"
+admin_listen = "127.0.0.1:0"
+drain_period = %q
+shutdown_timeout = "5s"
+
+[publisher]
+domain = "localhost"
+origin_url = %q
+`, drain, origin.srv.URL))
+	c := newTestClient(t)
+	stopped := time.Now()
+	sc.cancel()
+	waitFor(t, "/readyz to report 503", func() bool {
+		status, _, _ := get(t, c, "http://"+sc.adminAddr+"/readyz", "")
+		return status == http.StatusServiceUnavailable
+	})
+	// A new connection, as a load balancer that has not yet seen the
+	// failing readiness would open, is still served.
+	c.Transport.(*http.Transport).CloseIdleConnections()
+	status, _, body := get(t, c, "http://"+sc.clientAddr+"/during-drain", "localhost")
+	if status != http.StatusTeapot || body != "origin answered /during-drain" {
+		t.Errorf("request during the drain period = %d %q, want the origin's answer", status, body)
+	}
+	if elapsed := time.Since(stopped); elapsed >= drain {
+		t.Fatalf("the checks took %s, longer than the drain period; the test proves nothing", elapsed)
+	}
+	if status, _, _ := get(t, c, "http://"+sc.adminAddr+"/healthz", ""); status != http.StatusOK {
+		t.Errorf("/healthz during the drain = %d, want 200: liveness must hold while readiness fails", status)
+	}
+	if code := sc.exitCode(t); code != 0 {
+		t.Errorf("exit code = %d, want 0\n%s", code, sc.stderr.String())
+	}
+	if elapsed := time.Since(stopped); elapsed < drain {
+		t.Errorf("serve returned %s after the stop, before drain_period %s was over", elapsed, drain)
+	}
+	line, ok := logLine(sc.stderr.String(), "shutting down")
+	if !ok || line["drain_period"] != "3s" || line["shutdown_timeout"] != "5s" {
+		t.Errorf("shutdown line = %v, want drain_period \"3s\" and shutdown_timeout \"5s\" with their units", line)
+	}
+	c.Transport.(*http.Transport).CloseIdleConnections()
+	assertRefused(t, "client", sc.clientAddr)
+}
+
+// TestShutdownPastTimeoutCutsOffAndExitsZero catches a serve that exits 1
+// when a response outlasts shutdown_timeout: the stop was asked for, so the
+// cut-off is logged with a count and the exit status stays 0. The client
+// must still see the cut response as incomplete.
+func TestShutdownPastTimeoutCutsOffAndExitsZero(t *testing.T) {
+	origin := newTestOrigin(t)
+	sc := startServeCommand(t, fmt.Sprintf(`
+[server]
+listen = "127.0.0.1:0"
+admin_listen = "127.0.0.1:0"
+drain_period = "0s"
+shutdown_timeout = "300ms"
+
+[publisher]
+domain = "localhost"
+origin_url = %q
+`, origin.srv.URL))
+	c := newTestClient(t)
+	req, err := http.NewRequest(http.MethodGet, "http://"+sc.clientAddr+"/slow", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "localhost"
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	first := make([]byte, len(slowFirst))
+	if _, err := io.ReadFull(resp.Body, first); err != nil {
+		t.Fatalf("first half: %v", err)
+	}
+
+	sc.cancel()
+	if code := sc.exitCode(t); code != 0 {
+		t.Errorf("exit code = %d, want 0 when responses outlast shutdown_timeout\n%s", code, sc.stderr.String())
+	}
+	if rest, err := io.ReadAll(resp.Body); err == nil {
+		t.Errorf("the cut response read as complete: %q", string(first)+string(rest))
+	}
+	logs := sc.stderr.String()
+	cut, ok := logLine(logs, "cut off")
+	if !ok || cut["level"] != "warn" || cut["in_flight"] != 1.0 || cut["shutdown_timeout"] != "300ms" {
+		t.Errorf("cut-off line = %v, want a warning with in_flight 1 and shutdown_timeout \"300ms\"\n%s", cut, logs)
+	}
+	if last := lastLogLine(t, logs); last["msg"] != "stopped" {
+		t.Errorf("last log line = %v, want \"stopped\"", last)
+	}
 }
 
 // assertRefused checks that nothing listens on addr any more.

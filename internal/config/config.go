@@ -43,6 +43,7 @@ type Config struct {
 type ServerConfig struct {
 	Listen            string   `toml:"listen" env:"LISTEN"`
 	AdminListen       string   `toml:"admin_listen" env:"ADMIN_LISTEN"`
+	DrainPeriod       Duration `toml:"drain_period" env:"DRAIN_PERIOD"`
 	ShutdownTimeout   Duration `toml:"shutdown_timeout" env:"SHUTDOWN_TIMEOUT"`
 	TrustedProxies    []string `toml:"trusted_proxies" env:"TRUSTED_PROXIES"`
 	ReadHeaderTimeout Duration `toml:"read_header_timeout" env:"READ_HEADER_TIMEOUT"`
@@ -259,6 +260,7 @@ func Defaults() *Config {
 		Server: ServerConfig{
 			Listen:            ":8080",
 			AdminListen:       "127.0.0.1:9090",
+			DrainPeriod:       Duration{5 * time.Second},
 			ShutdownTimeout:   Duration{15 * time.Second},
 			TrustedProxies:    []string{},
 			ReadHeaderTimeout: Duration{10 * time.Second},

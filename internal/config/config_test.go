@@ -48,6 +48,7 @@ func TestDefaults(t *testing.T) {
 	}{
 		{"server.listen", c.Server.Listen, ":8080"},
 		{"server.admin_listen", c.Server.AdminListen, "127.0.0.1:9090"},
+		{"server.drain_period", c.Server.DrainPeriod.Duration, 5 * time.Second},
 		{"server.shutdown_timeout", c.Server.ShutdownTimeout.Duration, 15 * time.Second},
 		{"server.trusted_proxies", len(c.Server.TrustedProxies), 0},
 		{"server.read_header_timeout", c.Server.ReadHeaderTimeout.Duration, 10 * time.Second},
@@ -111,6 +112,7 @@ const fullTOML = `
 [server]
 listen = "0.0.0.0:8443"
 admin_listen = "[::1]:9191"
+drain_period = "0s"
 shutdown_timeout = "0s"
 trusted_proxies = ["10.0.0.0/8", "192.168.1.7", "2001:db8::/32"]
 read_header_timeout = "2s"
@@ -194,6 +196,7 @@ func TestLoadFullExample(t *testing.T) {
 	}{
 		{"server.listen", c.Server.Listen, "0.0.0.0:8443"},
 		{"server.admin_listen", c.Server.AdminListen, "[::1]:9191"},
+		{"server.drain_period", c.Server.DrainPeriod.Duration, time.Duration(0)},
 		{"server.shutdown_timeout", c.Server.ShutdownTimeout.Duration, time.Duration(0)},
 		{"server.trusted_proxies", c.Server.TrustedProxies, []string{"10.0.0.0/8", "192.168.1.7", "2001:db8::/32"}},
 		{"server.read_header_timeout", c.Server.ReadHeaderTimeout.Duration, 2 * time.Second},
@@ -330,6 +333,7 @@ func TestEnvOverrides(t *testing.T) {
 		{"SSATD_SERVER_LISTEN", ":9999", func(c *Config) any { return c.Server.Listen }, ":9999"},
 		{"SSATD_SERVER_TRUSTED_PROXIES", "10.0.0.0/8,192.168.0.0/16", func(c *Config) any { return c.Server.TrustedProxies }, []string{"10.0.0.0/8", "192.168.0.0/16"}},
 		{"SSATD_SERVER_SHUTDOWN_TIMEOUT", "3s", func(c *Config) any { return c.Server.ShutdownTimeout.Duration }, 3 * time.Second},
+		{"SSATD_SERVER_DRAIN_PERIOD", "750ms", func(c *Config) any { return c.Server.DrainPeriod.Duration }, 750 * time.Millisecond},
 		{"SSATD_SERVER_MAX_HEADER_BYTES", "1000", func(c *Config) any { return c.Server.MaxHeaderBytes }, 1000},
 		{"SSATD_PUBLISHER_ORIGIN_URL", "http://other.example:81", func(c *Config) any { return c.Publisher.OriginHost }, "other.example:81"},
 		{"SSATD_PUBLISHER_DOMAIN", "news.example.com", func(c *Config) any { return c.Publisher.Domain }, "news.example.com"},
@@ -394,7 +398,7 @@ func TestEnvNames(t *testing.T) {
 		names = append(names, p.Key)
 	}
 	want := []string{
-		"SSATD_SERVER_LISTEN", "SSATD_SERVER_ADMIN_LISTEN", "SSATD_SERVER_SHUTDOWN_TIMEOUT",
+		"SSATD_SERVER_LISTEN", "SSATD_SERVER_ADMIN_LISTEN", "SSATD_SERVER_DRAIN_PERIOD", "SSATD_SERVER_SHUTDOWN_TIMEOUT",
 		"SSATD_SERVER_TRUSTED_PROXIES", "SSATD_SERVER_READ_HEADER_TIMEOUT", "SSATD_SERVER_READ_TIMEOUT",
 		"SSATD_SERVER_IDLE_TIMEOUT", "SSATD_SERVER_WRITE_TIMEOUT", "SSATD_SERVER_MAX_HEADER_BYTES",
 		"SSATD_PUBLISHER_DOMAIN", "SSATD_PUBLISHER_ORIGIN_URL", "SSATD_PUBLISHER_ORIGIN_HOST_HEADER_OVERRIDE",
@@ -623,6 +627,7 @@ func TestValidateRules(t *testing.T) {
 		{"listen service name", func(c *Config) { c.Server.Listen = ":http" }, "server.listen", "port"},
 		{"admin listen empty", func(c *Config) { c.Server.AdminListen = "" }, "server.admin_listen", "host:port"},
 		{"negative shutdown", func(c *Config) { c.Server.ShutdownTimeout.Duration = -time.Second }, "server.shutdown_timeout", "-1s"},
+		{"negative drain period", func(c *Config) { c.Server.DrainPeriod.Duration = -2 * time.Second }, "server.drain_period", "-2s"},
 		{"zero read header timeout", func(c *Config) { c.Server.ReadHeaderTimeout.Duration = 0 }, "server.read_header_timeout", "positive"},
 		{"zero read timeout", func(c *Config) { c.Server.ReadTimeout.Duration = 0 }, "server.read_timeout", "positive"},
 		{"negative idle timeout", func(c *Config) { c.Server.IdleTimeout.Duration = -1 }, "server.idle_timeout", "positive"},
@@ -752,6 +757,7 @@ func TestValidateAccepts(t *testing.T) {
 		mutate func(*Config)
 	}{
 		{"zero shutdown timeout", func(c *Config) { c.Server.ShutdownTimeout.Duration = 0 }},
+		{"zero drain period", func(c *Config) { c.Server.DrainPeriod.Duration = 0 }},
 		{"listen ipv6", func(c *Config) { c.Server.Listen = "[::]:80" }},
 		{"domain with port", func(c *Config) { c.Publisher.Domain = "localhost:8080" }},
 		{"domain ipv4", func(c *Config) { c.Publisher.Domain = "203.0.113.9" }},

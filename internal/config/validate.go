@@ -59,6 +59,9 @@ func (c *Config) validateServer(p *problems) {
 	s := &c.Server
 	checkListen(p, "server.listen", s.Listen)
 	checkListen(p, "server.admin_listen", s.AdminListen)
+	if s.DrainPeriod.Duration < 0 {
+		p.addf("server.drain_period", "must be zero or positive, got %s", s.DrainPeriod)
+	}
 	if s.ShutdownTimeout.Duration < 0 {
 		p.addf("server.shutdown_timeout", "must be zero or positive, got %s", s.ShutdownTimeout)
 	}

@@ -69,6 +69,8 @@ func ProxyConfig(o ProxyOptions) (*config.Config, error) {
 	c.Server.Listen = o.Listen
 	c.Server.AdminListen = o.AdminListen
 	c.Server.ShutdownTimeout = config.Duration{Duration: 5 * time.Second}
+	// No load balancer is in front of the demo, so there is nothing to drain.
+	c.Server.DrainPeriod = config.Duration{}
 	c.Publisher.Domain = o.Domain
 	c.Publisher.OriginURL = o.OriginURL
 	c.Publisher.AllowedHosts = append([]string{}, o.AllowedHosts...)
