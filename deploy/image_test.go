@@ -383,6 +383,15 @@ shutdown_timeout = "5s"
 [publisher]
 domain = "localhost"
 origin_url = %q
+
+[auction]
+enabled = true
+provider = "static"
+
+[[creative_opportunities.slot]]
+id = "top"
+page_patterns = ["/**"]
+formats = [[728, 90]]
 `, origin.URL))
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
