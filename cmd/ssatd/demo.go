@@ -338,16 +338,26 @@ func cmdDemoOrigin(ctx context.Context, args []string, stdout, stderr io.Writer,
 		fmt.Fprintf(stderr, "ssatd demo-origin: %v\n", err)
 		return 1
 	}
-	srv := &http.Server{Handler: origin, ReadHeaderTimeout: 10 * time.Second}
+	banner := func() {
+		fmt.Fprintf(stdout, "ssatd demo-origin: serving on http://%s/ (links name %s)\n", l.Addr(), *host)
+		for _, p := range origin.Pages() {
+			fmt.Fprintf(stdout, "  %-50s %s identity, %s gzip, %s br\n", p.Path, kb(p.Sizes["identity"]), kb(p.Sizes["gzip"]), kb(p.Sizes["br"]))
+		}
+	}
+	return serveUntilDone(ctx, l, origin, banner, "ssatd demo-origin", stderr)
+}
+
+// serveUntilDone serves h on l until ctx ends (a signal), then shuts the
+// server down gracefully; it returns the command's exit status. banner runs
+// once the server is accepting.
+func serveUntilDone(ctx context.Context, l net.Listener, h http.Handler, banner func(), name string, stderr io.Writer) int {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
-	fmt.Fprintf(stdout, "ssatd demo-origin: serving on http://%s/ (links name %s)\n", l.Addr(), *host)
-	for _, p := range origin.Pages() {
-		fmt.Fprintf(stdout, "  %-50s %s identity, %s gzip, %s br\n", p.Path, kb(p.Sizes["identity"]), kb(p.Sizes["gzip"]), kb(p.Sizes["br"]))
-	}
+	banner()
 	select {
 	case err := <-done:
-		fmt.Fprintf(stderr, "ssatd demo-origin: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
 	case <-ctx.Done():
 	}

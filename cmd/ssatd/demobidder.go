@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"time"
 
 	"github.com/ssatd/ssatd/internal/demo"
 )
@@ -43,21 +41,8 @@ func cmdDemoBidder(ctx context.Context, args []string, stdout, stderr io.Writer,
 		fmt.Fprintf(stderr, "ssatd demo-bidder: listen on %s: %v\n", *listen, err)
 		return 1
 	}
-	srv := &http.Server{Handler: b, ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
-	fmt.Fprintf(stdout, "ssatd demo-bidder: serving OpenRTB on http://%s%s (delay %v, failure rate %v)\n", l.Addr(), demo.AuctionPath, *delay, *failure)
-	select {
-	case err := <-done:
-		fmt.Fprintf(stderr, "ssatd demo-bidder: %v\n", err)
-		return 1
-	case <-ctx.Done():
+	banner := func() {
+		fmt.Fprintf(stdout, "ssatd demo-bidder: serving OpenRTB on http://%s%s (delay %v, failure rate %v)\n", l.Addr(), demo.AuctionPath, *delay, *failure)
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
-	}
-	<-done
-	return 0
+	return serveUntilDone(ctx, l, b, banner, "ssatd demo-bidder", stderr)
 }
