@@ -1,0 +1,644 @@
+package rewrite
+
+// The scanner follows the WHATWG tokenizer (HTML Living Standard §13.2.5)
+// only as far as the rewrite needs: where each tag, comment and raw-text
+// element starts and ends. Everything between is jumped over with
+// bytes.IndexByte, and bytes leave for the destination straight from the read
+// buffer, one write per run of unchanged input.
+
+import (
+	"bytes"
+	"io"
+
+	"golang.org/x/net/html/atom"
+)
+
+// mode is the kind of markup the scanner is inside.
+type mode uint8
+
+const (
+	inText      mode = iota // the data state
+	inTag                   // a start or end tag, held from tokStart until its '>'
+	inBogus                 // a doctype or a bogus comment, up to the next '>'
+	inComment               // a "<!--" comment; sub is a comment state
+	inRawText               // RAWTEXT or RCDATA content, up to the end tag rawName
+	inScript                // script data; sub is a script state
+	inPlaintext             // after <plaintext>: the rest of the page is text
+	inCopy                  // after an oversize tag: the rest is copied as is
+)
+
+// Tag states (§13.2.5.8 and §13.2.5.32–39, those that decide where the tag ends).
+const (
+	tName        = iota // tag name
+	tBefore             // before attribute name
+	tAttrName           // attribute name
+	tAfterName          // after attribute name
+	tBeforeValue        // before attribute value
+	tDoubleQuoted       // attribute value (double-quoted)
+	tSingleQuoted       // attribute value (single-quoted)
+	tUnquoted           // attribute value (unquoted)
+)
+
+// Comment states (§13.2.5.43–52). The "<!--" nested in a comment only
+// matters for parse errors, so its states are folded into these.
+const (
+	cStart     = iota // comment start
+	cStartDash        // comment start dash
+	cBody             // comment
+	cEndDash          // comment end dash
+	cEnd              // comment end
+	cEndBang          // comment end bang
+)
+
+// Script states (§13.2.5.4 and §13.2.5.15–31). The less-than sign, end tag
+// and escape start states look ahead from the '<' instead (tagAt, prefixAt).
+const (
+	sData = iota
+	sEscaped
+	sEscapedDash
+	sEscapedDashDash
+	sDouble
+	sDoubleDash
+	sDoubleDashDash
+)
+
+// scanner is the position of the scan in the read buffer.
+type scanner struct {
+	buf      []byte // the read buffer; buf[:n] holds input
+	n        int
+	done     int // buf[:done] has been written (or replaced by a rewrite)
+	pos      int // the next byte to scan
+	mode     mode
+	sub      uint8  // the tag, comment or script state
+	tokStart int    // where the held tag starts (inTag)
+	nameEnd  int    // where the held tag's name ends, once known
+	endTag   bool   // the held tag is an end tag
+	rawName  string // the element whose end tag ends inRawText
+	maxTok   int
+	quirks   bool // repeat the x/net/html Tokenizer's departures (tests)
+}
+
+func (s *scanner) reset(maxTok int, quirks bool) {
+	*s = scanner{buf: s.buf[:cap(s.buf)], maxTok: maxTok, quirks: quirks}
+}
+
+// run rewrites the whole page from src.
+func (rw *rewriter) run(src io.Reader) error {
+	for {
+		rw.scan()
+		if rw.err != nil {
+			return rw.err
+		}
+		if rw.mode == inTag && rw.n-rw.tokStart >= rw.maxTok {
+			rw.oversize() // the tag did not end within maxTok bytes
+		}
+		// Everything before hold is final: write it before Read may block,
+		// so that the client gets it while the origin is slow.
+		hold := rw.pos
+		if rw.mode == inTag {
+			hold = rw.tokStart
+		}
+		rw.flush(hold)
+		if rw.err != nil {
+			return rw.err
+		}
+		rw.compact(hold)
+		m, rerr := readSome(src, rw.buf[rw.n:])
+		rw.n += m
+		rw.stats.InBytes += int64(m)
+		if rerr == nil {
+			continue
+		}
+		// The end of the input: what is still undecided is text.
+		rw.scan()
+		if rw.mode == inTag && rw.n-rw.tokStart >= rw.maxTok {
+			rw.stats.Oversize = true
+		}
+		rw.flush(rw.n)
+		if rerr != io.EOF {
+			return rerr
+		}
+		if !rw.bodyEndDone && rw.err == nil {
+			rw.bodyEnd()
+		}
+		return rw.err
+	}
+}
+
+// readSome reads into p, which is never empty, and never returns (0, nil).
+func readSome(r io.Reader, p []byte) (int, error) {
+	for range 100 {
+		if n, err := r.Read(p); n != 0 || err != nil {
+			return n, err
+		}
+	}
+	return 0, io.ErrNoProgress
+}
+
+// flush writes the input up to end that has not been written yet.
+func (rw *rewriter) flush(end int) {
+	if end > rw.done {
+		rw.write(rw.buf[rw.done:end])
+		rw.done = end
+	}
+}
+
+// compact moves the held bytes, buf[hold:n], to the front of the buffer and
+// makes room for the next read, growing the buffer only for a held tag.
+func (rw *rewriter) compact(hold int) {
+	s := &rw.scanner
+	if hold > 0 {
+		copy(s.buf, s.buf[hold:s.n])
+		s.n -= hold
+		s.pos -= hold
+		s.done -= hold
+		s.tokStart -= hold
+		s.nameEnd -= hold
+	}
+	if s.n == len(s.buf) {
+		// Only a tag is held across reads, and run stops holding one at
+		// maxTok bytes, so the buffer stays within max(readSize, maxTok).
+		grown := make([]byte, min(2*len(s.buf), max(s.maxTok, len(s.buf)+1)))
+		copy(grown, s.buf[:s.n])
+		s.buf = grown
+	}
+}
+
+// oversize gives up on rewriting: the rest of the page is copied as is.
+func (rw *rewriter) oversize() {
+	rw.stats.Oversize = true
+	rw.mode = inCopy
+	rw.pos = rw.n
+}
+
+// scan advances through buf[pos:n] until it needs more input.
+func (rw *rewriter) scan() {
+	for rw.err == nil {
+		var next bool
+		switch rw.mode {
+		case inText:
+			next = rw.scanText()
+		case inTag:
+			next = rw.scanTag()
+		case inBogus:
+			next = rw.scanBogus()
+		case inComment:
+			next = rw.scanComment()
+		case inRawText:
+			next = rw.scanRawText()
+		case inScript:
+			next = rw.scanScript()
+		default: // inPlaintext, inCopy
+			rw.pos = rw.n
+		}
+		if !next {
+			return
+		}
+	}
+}
+
+// Each scanX method below scans from pos in its mode. It returns true when
+// it switched to another mode, and false, with pos where the scan resumes,
+// when it needs more input.
+
+// scanText is the data state (§13.2.5.1) and tag open (§13.2.5.6–7).
+func (rw *rewriter) scanText() bool {
+	b := rw.buf[:rw.n]
+	for {
+		i := bytes.IndexByte(b[rw.pos:], '<')
+		if i < 0 {
+			rw.pos = len(b)
+			return false
+		}
+		lt := rw.pos + i
+		rw.pos = lt // resume at the '<' when what follows is not here yet
+		if lt+1 >= len(b) {
+			return false
+		}
+		switch c := b[lt+1]; {
+		case isAlpha(c):
+			rw.openTag(lt, false)
+			return true
+		case c == '/':
+			if lt+2 >= len(b) {
+				return false
+			}
+			switch c := b[lt+2]; {
+			case isAlpha(c):
+				rw.openTag(lt, true)
+				return true
+			case c == '>':
+				rw.pos = lt + 3 // "</>" is no token at all
+			default:
+				rw.pos, rw.mode = lt+2, inBogus
+				return true
+			}
+		case c == '!':
+			// §13.2.5.42: "<!--" opens a comment; a doctype, a CDATA
+			// section outside foreign content and anything else end at '>'.
+			if lt+2 >= len(b) || (b[lt+2] == '-' && lt+3 >= len(b)) {
+				return false
+			}
+			if b[lt+2] == '-' && b[lt+3] == '-' {
+				rw.pos, rw.mode, rw.sub = lt+4, inComment, cStart
+				return true
+			}
+			rw.pos, rw.mode = lt+2, inBogus
+			return true
+		case c == '?':
+			rw.pos, rw.mode = lt+2, inBogus
+			return true
+		default:
+			rw.pos = lt + 1 // a '<' that opens nothing is text
+		}
+	}
+}
+
+func isAlpha(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+
+// openTag starts holding the tag that opens at lt.
+func (rw *rewriter) openTag(lt int, end bool) {
+	s := &rw.scanner
+	s.mode, s.sub, s.tokStart, s.endTag = inTag, tName, lt, end
+	s.pos = lt + 2 // past "<" and the name's first letter
+	if end {
+		s.pos++
+	}
+}
+
+// scanTag finds the '>' that ends the held tag. Only a quoted attribute
+// value can hide a '>', so the states are those that tell where one starts.
+func (rw *rewriter) scanTag() bool {
+	b := rw.buf[:rw.n]
+	i, st := rw.pos, rw.sub
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch st {
+		case tName:
+			switch c {
+			case ' ', '\n', '\r', '\t', '\f', '/':
+				rw.nameEnd, st = i, tBefore
+			case '>':
+				rw.nameEnd = i
+				rw.tagDone(i + 1)
+				return true
+			}
+		case tBefore:
+			switch c {
+			case ' ', '\n', '\r', '\t', '\f', '/':
+			case '>':
+				rw.tagDone(i + 1)
+				return true
+			default: // an '=' here starts a name (§13.2.5.32)
+				st = tAttrName
+			}
+		case tAttrName, tAfterName:
+			switch c {
+			case ' ', '\n', '\r', '\t', '\f':
+				st = tAfterName
+			case '/':
+				st = tBefore
+			case '=':
+				st = tBeforeValue
+			case '>':
+				rw.tagDone(i + 1)
+				return true
+			default:
+				st = tAttrName
+			}
+		case tBeforeValue:
+			switch c {
+			case ' ', '\n', '\r', '\t', '\f':
+			case '>':
+				rw.tagDone(i + 1)
+				return true
+			case '"':
+				st = tDoubleQuoted
+			case '\'':
+				st = tSingleQuoted
+			default:
+				st = tUnquoted
+			}
+		case tDoubleQuoted, tSingleQuoted:
+			q := byte('"')
+			if st == tSingleQuoted {
+				q = '\''
+			}
+			j := bytes.IndexByte(b[i:], q)
+			if j < 0 {
+				i = len(b)
+				rw.pos, rw.sub = i, st
+				return false
+			}
+			i += j
+			st = tBefore
+		case tUnquoted:
+			switch c {
+			case ' ', '\n', '\r', '\t', '\f':
+				st = tBefore
+			case '>':
+				rw.tagDone(i + 1)
+				return true
+			}
+		}
+	}
+	rw.pos, rw.sub = i, st
+	return false
+}
+
+// tagDone acts on the held tag, buf[tokStart:end], which is complete.
+func (rw *rewriter) tagDone(end int) {
+	s := &rw.scanner
+	s.pos, s.mode = end, inText
+	raw := s.buf[s.tokStart:end]
+	if len(raw) > s.maxTok {
+		rw.oversize() // as if it had arrived in pieces: the output must not depend on reads
+		return
+	}
+	if s.endTag {
+		if !rw.bodyEndDone && lookupName(s.buf[s.tokStart+2:s.nameEnd]) == atom.Body {
+			rw.bodyEndDone = true
+			rw.stats.BodyEndFound = true
+			rw.flush(s.tokStart)
+			rw.bodyEnd()
+		}
+		return
+	}
+	if out := rw.rewriteTag(raw); out != nil {
+		rw.flush(s.tokStart)
+		rw.write(out)
+		s.done = end
+	}
+	switch a := lookupName(s.buf[s.tokStart+1 : s.nameEnd]); a {
+	case atom.Head:
+		if !rw.stats.HeadFound {
+			rw.stats.HeadFound = true
+			rw.flush(end)
+			rw.write(rw.opts.HeadPrepend)
+		}
+	case atom.Script:
+		s.mode, s.sub = inScript, sData
+	case atom.Style, atom.Xmp, atom.Iframe, atom.Noembed, atom.Noframes, atom.Noscript, atom.Textarea, atom.Title:
+		s.mode, s.rawName = inRawText, a.String()
+	case atom.Plaintext:
+		s.mode = inPlaintext
+	}
+}
+
+// lookupName returns the atom of a raw tag name in any ASCII case, or 0 for
+// names longer than "plaintext", the longest name the scanner acts on.
+func lookupName(name []byte) atom.Atom {
+	var lower [len("plaintext")]byte
+	if len(name) > len(lower) {
+		return 0
+	}
+	for k, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[k] = c
+	}
+	return atom.Lookup(lower[:len(name)])
+}
+
+// scanBogus skips a doctype or a bogus comment (§13.2.5.41, §13.2.5.53):
+// both end at the first '>'.
+func (rw *rewriter) scanBogus() bool {
+	i := bytes.IndexByte(rw.buf[rw.pos:rw.n], '>')
+	if i < 0 {
+		rw.pos = rw.n
+		return false
+	}
+	rw.pos, rw.mode = rw.pos+i+1, inText
+	return true
+}
+
+// scanComment finds the end of a comment: "-->", "--!>", or right after
+// "<!--" a '>' or "->".
+func (rw *rewriter) scanComment() bool {
+	b := rw.buf[:rw.n]
+	i, st := rw.pos, rw.sub
+	for i < len(b) {
+		c := b[i]
+		switch st {
+		case cStart, cStartDash:
+			switch c {
+			case '>':
+				rw.pos, rw.mode = i+1, inText
+				return true
+			case '-':
+				if st == cStart {
+					st = cStartDash
+				} else {
+					st = cEnd
+				}
+				i++
+			default:
+				st = cBody
+			}
+		case cBody:
+			j := bytes.IndexByte(b[i:], '-')
+			if j < 0 {
+				i = len(b)
+				break
+			}
+			i += j + 1
+			st = cEndDash
+		case cEndDash:
+			if c == '-' {
+				st = cEnd
+				i++
+			} else {
+				st = cBody
+			}
+		case cEnd, cEndBang:
+			switch {
+			case c == '>':
+				rw.pos, rw.mode = i+1, inText
+				return true
+			case c == '-' && st == cEnd:
+				i++
+			case c == '-':
+				st = cEndDash
+				i++
+			case c == '!' && st == cEnd:
+				st = cEndBang
+				i++
+			default:
+				st = cBody
+			}
+		}
+	}
+	rw.pos, rw.sub = i, st
+	return false
+}
+
+// scanRawText finds the end tag that ends a RAWTEXT or RCDATA element
+// (§13.2.5.2–3, §13.2.5.9–14).
+func (rw *rewriter) scanRawText() bool {
+	b := rw.buf[:rw.n]
+	for {
+		i := bytes.IndexByte(b[rw.pos:], '<')
+		if i < 0 {
+			rw.pos = len(b)
+			return false
+		}
+		lt := rw.pos + i
+		switch tagAt(b, lt, true, rw.rawName) {
+		case needMore:
+			rw.pos = lt
+			return false
+		case matched:
+			rw.pos, rw.mode = lt, inText // the end tag is scanned as a tag
+			return true
+		}
+		rw.pos = lt + 1
+	}
+}
+
+// scanScript finds the "</script" that ends a script, following the
+// script-data escaped and double-escaped states.
+func (rw *rewriter) scanScript() bool {
+	b := rw.buf[:rw.n]
+	i, st := rw.pos, rw.sub
+loop:
+	for i < len(b) {
+		if st == sData {
+			j := bytes.IndexByte(b[i:], '<')
+			if j < 0 {
+				i = len(b)
+				break
+			}
+			i += j
+			switch tagAt(b, i, true, "script") {
+			case needMore:
+				break loop
+			case matched:
+				rw.pos, rw.mode = i, inText
+				return true
+			}
+			switch prefixAt(b, i, "<!--") {
+			case needMore:
+				break loop
+			case matched:
+				st = sEscapedDashDash
+				i += len("<!--")
+				continue
+			}
+			i++
+			continue
+		}
+		escaped := st < sDouble
+		switch c := b[i]; {
+		case c == '<' && escaped:
+			switch tagAt(b, i, true, "script") {
+			case needMore:
+				break loop
+			case matched:
+				rw.pos, rw.mode = i, inText
+				return true
+			}
+			switch tagAt(b, i, false, "script") {
+			case needMore:
+				break loop
+			case matched:
+				st = sDouble
+				i += len("<script>")
+				continue
+			}
+			st = sEscaped
+			if rw.quirks && b[i+1] != '/' && !isAlpha(b[i+1]) {
+				st = sData // x/net/html's readScript: see the package doc
+			}
+			i++
+		case c == '<':
+			switch tagAt(b, i, true, "script") {
+			case needMore:
+				break loop
+			case matched:
+				st = sEscaped
+				i += len("</script>")
+				continue
+			}
+			st = sDouble
+			i++
+		case c == '-':
+			switch st {
+			case sEscaped:
+				st = sEscapedDash
+			case sEscapedDash:
+				st = sEscapedDashDash
+			case sDouble:
+				st = sDoubleDash
+			case sDoubleDash:
+				st = sDoubleDashDash
+			}
+			i++
+		case c == '>' && (st == sEscapedDashDash || st == sDoubleDashDash):
+			st = sData
+			i++
+		default:
+			if escaped {
+				st = sEscaped
+			} else {
+				st = sDouble
+			}
+			i++
+		}
+	}
+	rw.pos, rw.sub = i, st
+	return false
+}
+
+type match uint8
+
+const (
+	noMatch match = iota
+	matched
+	needMore // the input ends before it can tell
+)
+
+// tagAt reports whether b[i:] is "<", then "/" if slash, then name in any
+// ASCII case, then a character that ends a tag name. name is lower case
+// letters.
+func tagAt(b []byte, i int, slash bool, name string) match {
+	i++
+	if slash {
+		if i >= len(b) {
+			return needMore
+		}
+		if b[i] != '/' {
+			return noMatch
+		}
+		i++
+	}
+	for k := 0; k < len(name); k, i = k+1, i+1 {
+		if i >= len(b) {
+			return needMore
+		}
+		if b[i]|0x20 != name[k] {
+			return noMatch
+		}
+	}
+	if i >= len(b) {
+		return needMore
+	}
+	switch b[i] {
+	case ' ', '\n', '\r', '\t', '\f', '/', '>':
+		return matched
+	}
+	return noMatch
+}
+
+// prefixAt reports whether b[i:] starts with s.
+func prefixAt(b []byte, i int, s string) match {
+	for k := 0; k < len(s); k, i = k+1, i+1 {
+		if i >= len(b) {
+			return needMore
+		}
+		if b[i] != s[k] {
+			return noMatch
+		}
+	}
+	return matched
+}
