@@ -29,14 +29,14 @@ const (
 
 // Tag states (§13.2.5.8 and §13.2.5.32–39, those that decide where the tag ends).
 const (
-	tName        = iota // tag name
-	tBefore             // before attribute name
-	tAttrName           // attribute name
-	tAfterName          // after attribute name
-	tBeforeValue        // before attribute value
-	tDoubleQuoted       // attribute value (double-quoted)
-	tSingleQuoted       // attribute value (single-quoted)
-	tUnquoted           // attribute value (unquoted)
+	tName         = iota // tag name
+	tBefore              // before attribute name
+	tAttrName            // attribute name
+	tAfterName           // after attribute name
+	tBeforeValue         // before attribute value
+	tDoubleQuoted        // attribute value (double-quoted)
+	tSingleQuoted        // attribute value (single-quoted)
+	tUnquoted            // attribute value (unquoted)
 )
 
 // Comment states (§13.2.5.43–52). The "<!--" nested in a comment only
