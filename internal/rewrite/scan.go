@@ -27,17 +27,51 @@ const (
 	inCopy                  // after an oversize tag: the rest is copied as is
 )
 
-// Tag states (§13.2.5.8 and §13.2.5.32–39, those that decide where the tag ends).
+// Tag states (§13.2.5.8 and §13.2.5.32–39), those that tell where a tag
+// ends: only a quoted attribute value can hide a '>'. tagNext is their
+// transition table by character class (tagClass). tEnd and the quoted states
+// leave the table: the scan jumps to a value's closing quote with
+// bytes.IndexByte.
 const (
 	tName         = iota // tag name
-	tBefore              // before attribute name
+	tBefore              // before attribute name (and self-closing start tag)
 	tAttrName            // attribute name
 	tAfterName           // after attribute name
 	tBeforeValue         // before attribute value
+	tUnquoted            // attribute value (unquoted)
+	tEnd                 // the '>' that ends the tag
 	tDoubleQuoted        // attribute value (double-quoted)
 	tSingleQuoted        // attribute value (single-quoted)
-	tUnquoted            // attribute value (unquoted)
 )
+
+// Character classes of the tag states.
+const (
+	clOther = iota
+	clSpace
+	clSlash
+	clEquals
+	clGT
+	clDQuote
+	clSQuote
+)
+
+var tagClass = func() (c [256]uint8) {
+	for _, b := range []byte(" \n\r\t\f") {
+		c[b] = clSpace
+	}
+	c['/'], c['='], c['>'], c['"'], c['\''] = clSlash, clEquals, clGT, clDQuote, clSQuote
+	return c
+}()
+
+var tagNext = [tEnd][7]uint8{
+	//            other      space        slash      equals        >     "              '
+	tName:        {tName, tBefore, tBefore, tName, tEnd, tName, tName},
+	tBefore:      {tAttrName, tBefore, tBefore, tAttrName, tEnd, tAttrName, tAttrName}, // '=' starts a name (§13.2.5.32)
+	tAttrName:    {tAttrName, tAfterName, tBefore, tBeforeValue, tEnd, tAttrName, tAttrName},
+	tAfterName:   {tAttrName, tAfterName, tBefore, tBeforeValue, tEnd, tAttrName, tAttrName},
+	tBeforeValue: {tUnquoted, tBeforeValue, tUnquoted, tUnquoted, tEnd, tDoubleQuoted, tSingleQuoted},
+	tUnquoted:    {tUnquoted, tBefore, tUnquoted, tUnquoted, tEnd, tUnquoted, tUnquoted},
+}
 
 // Comment states (§13.2.5.43–52). The "<!--" nested in a comment only
 // matters for parse errors, so its states are folded into these.
@@ -71,7 +105,6 @@ type scanner struct {
 	mode     mode
 	sub      uint8  // the tag, comment or script state
 	tokStart int    // where the held tag starts (inTag)
-	nameEnd  int    // where the held tag's name ends, once known
 	endTag   bool   // the held tag is an end tag
 	rawName  string // the element whose end tag ends inRawText
 	maxTok   int
@@ -153,7 +186,6 @@ func (rw *rewriter) compact(hold int) {
 		s.pos -= hold
 		s.done -= hold
 		s.tokStart -= hold
-		s.nameEnd -= hold
 	}
 	if s.n == len(s.buf) {
 		// Only a tag is held across reads, and run stops holding one at
@@ -266,84 +298,38 @@ func (rw *rewriter) openTag(lt int, end bool) {
 	}
 }
 
-// scanTag finds the '>' that ends the held tag. Only a quoted attribute
-// value can hide a '>', so the states are those that tell where one starts.
+// scanTag finds the '>' that ends the held tag.
 func (rw *rewriter) scanTag() bool {
 	b := rw.buf[:rw.n]
 	i, st := rw.pos, rw.sub
-	for ; i < len(b); i++ {
-		c := b[i]
-		switch st {
-		case tName:
-			switch c {
-			case ' ', '\n', '\r', '\t', '\f', '/':
-				rw.nameEnd, st = i, tBefore
-			case '>':
-				rw.nameEnd = i
-				rw.tagDone(i + 1)
-				return true
-			}
-		case tBefore:
-			switch c {
-			case ' ', '\n', '\r', '\t', '\f', '/':
-			case '>':
-				rw.tagDone(i + 1)
-				return true
-			default: // an '=' here starts a name (§13.2.5.32)
-				st = tAttrName
-			}
-		case tAttrName, tAfterName:
-			switch c {
-			case ' ', '\n', '\r', '\t', '\f':
-				st = tAfterName
-			case '/':
-				st = tBefore
-			case '=':
-				st = tBeforeValue
-			case '>':
-				rw.tagDone(i + 1)
-				return true
-			default:
-				st = tAttrName
-			}
-		case tBeforeValue:
-			switch c {
-			case ' ', '\n', '\r', '\t', '\f':
-			case '>':
-				rw.tagDone(i + 1)
-				return true
-			case '"':
-				st = tDoubleQuoted
-			case '\'':
-				st = tSingleQuoted
-			default:
-				st = tUnquoted
-			}
-		case tDoubleQuoted, tSingleQuoted:
+	for {
+		if st >= tDoubleQuoted {
 			q := byte('"')
 			if st == tSingleQuoted {
 				q = '\''
 			}
 			j := bytes.IndexByte(b[i:], q)
 			if j < 0 {
-				i = len(b)
-				rw.pos, rw.sub = i, st
+				rw.pos, rw.sub = len(b), st
 				return false
 			}
-			i += j
-			st = tBefore
-		case tUnquoted:
-			switch c {
-			case ' ', '\n', '\r', '\t', '\f':
-				st = tBefore
-			case '>':
-				rw.tagDone(i + 1)
-				return true
+			i, st = i+j+1, tBefore
+		}
+		for ; i < len(b); i++ {
+			if st = tagNext[st][tagClass[b[i]]]; st >= tEnd {
+				break
 			}
 		}
+		if i == len(b) {
+			rw.pos, rw.sub = i, st
+			return false
+		}
+		i++
+		if st == tEnd {
+			rw.tagDone(i)
+			return true
+		}
 	}
-	rw.pos, rw.sub = i, st
-	return false
 }
 
 // tagDone acts on the held tag, buf[tokStart:end], which is complete.
@@ -356,7 +342,7 @@ func (rw *rewriter) tagDone(end int) {
 		return
 	}
 	if s.endTag {
-		if !rw.bodyEndDone && lookupName(s.buf[s.tokStart+2:s.nameEnd]) == atom.Body {
+		if !rw.bodyEndDone && lookupName(tagName(raw)) == atom.Body {
 			rw.bodyEndDone = true
 			rw.stats.BodyEndFound = true
 			rw.flush(s.tokStart)
@@ -369,7 +355,7 @@ func (rw *rewriter) tagDone(end int) {
 		rw.write(out)
 		s.done = end
 	}
-	switch a := lookupName(s.buf[s.tokStart+1 : s.nameEnd]); a {
+	switch a := lookupName(tagName(raw)); a {
 	case atom.Head:
 		if !rw.stats.HeadFound {
 			rw.stats.HeadFound = true
@@ -385,12 +371,18 @@ func (rw *rewriter) tagDone(end int) {
 	}
 }
 
-// lookupName returns the atom of a raw tag name in any ASCII case, or 0 for
-// names longer than "plaintext", the longest name the scanner acts on.
+// lookupName returns the atom of a raw tag name in any ASCII case, for the
+// names the scanner acts on (head, body and the raw-text elements), and 0
+// for others.
 func lookupName(name []byte) atom.Atom {
 	var lower [len("plaintext")]byte
-	if len(name) > len(lower) {
+	if len(name) < len("xmp") || len(name) > len(lower) {
 		return 0
+	}
+	switch name[0] | 0x20 {
+	case 'b', 'h', 'i', 'n', 'p', 's', 't', 'x':
+	default:
+		return 0 // most tags: a, div, li, meta, link, ...
 	}
 	for k, c := range name {
 		if 'A' <= c && c <= 'Z' {
