@@ -205,6 +205,12 @@ func (rw *rewriter) rewriteTag(raw []byte) []byte {
 	if len(rw.hosts.hostB) == 0 || (!bytes.Contains(raw, rw.hosts.hostB) && bytes.IndexByte(raw, '&') < 0) {
 		return nil
 	}
+	return rw.rewriteAttrs(raw)
+}
+
+// rewriteAttrs is rewriteTag without the test of the whole tag, for a
+// caller that has tested the URL attributes' values already.
+func (rw *rewriter) rewriteAttrs(raw []byte) []byte {
 	rw.attrs = scanAttrs(raw, rw.attrs[:0])
 	out := rw.out[:0]
 	last := 0

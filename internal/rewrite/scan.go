@@ -29,9 +29,10 @@ const (
 
 // Tag states (§13.2.5.8 and §13.2.5.32–39), those that tell where a tag
 // ends: only a quoted attribute value can hide a '>'. tagNext is their
-// transition table by character class (tagClass). tEnd and the quoted states
+// transition table by character class (tagClass). The states from tEnd on
 // leave the table: the scan jumps to a value's closing quote with
-// bytes.IndexByte.
+// bytes.IndexByte, and at tEquals notes whether the attribute may be one
+// that is rewritten.
 const (
 	tName         = iota // tag name
 	tBefore              // before attribute name (and self-closing start tag)
@@ -40,6 +41,7 @@ const (
 	tBeforeValue         // before attribute value
 	tUnquoted            // attribute value (unquoted)
 	tEnd                 // the '>' that ends the tag
+	tEquals              // the '=' after an attribute name: then tBeforeValue
 	tDoubleQuoted        // attribute value (double-quoted)
 	tSingleQuoted        // attribute value (single-quoted)
 )
@@ -67,8 +69,8 @@ var tagNext = [tEnd][7]uint8{
 	//            other      space        slash      equals        >     "              '
 	tName:        {tName, tBefore, tBefore, tName, tEnd, tName, tName},
 	tBefore:      {tAttrName, tBefore, tBefore, tAttrName, tEnd, tAttrName, tAttrName}, // '=' starts a name (§13.2.5.32)
-	tAttrName:    {tAttrName, tAfterName, tBefore, tBeforeValue, tEnd, tAttrName, tAttrName},
-	tAfterName:   {tAttrName, tAfterName, tBefore, tBeforeValue, tEnd, tAttrName, tAttrName},
+	tAttrName:    {tAttrName, tAfterName, tBefore, tEquals, tEnd, tAttrName, tAttrName},
+	tAfterName:   {tAttrName, tAfterName, tBefore, tEquals, tEnd, tAttrName, tAttrName},
 	tBeforeValue: {tUnquoted, tBeforeValue, tUnquoted, tUnquoted, tEnd, tDoubleQuoted, tSingleQuoted},
 	tUnquoted:    {tUnquoted, tBefore, tUnquoted, tUnquoted, tEnd, tUnquoted, tUnquoted},
 }
@@ -106,6 +108,8 @@ type scanner struct {
 	sub      uint8  // the tag, comment or script state
 	tokStart int    // where the held tag starts (inTag)
 	endTag   bool   // the held tag is an end tag
+	urlAttr  bool   // the held tag has a URL attribute that may be rewritten
+	urlValue int    // where a URL attribute's value starts, while not yet checked; -1 if none
 	rawName  string // the element whose end tag ends inRawText
 	maxTok   int
 	quirks   bool // repeat the x/net/html Tokenizer's departures (tests)
@@ -186,6 +190,7 @@ func (rw *rewriter) compact(hold int) {
 		s.pos -= hold
 		s.done -= hold
 		s.tokStart -= hold
+		s.urlValue -= hold
 	}
 	if s.n == len(s.buf) {
 		// Only a tag is held across reads, and run stops holding one at
@@ -291,7 +296,7 @@ func isAlpha(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
 // openTag starts holding the tag that opens at lt.
 func (rw *rewriter) openTag(lt int, end bool) {
 	s := &rw.scanner
-	s.mode, s.sub, s.tokStart, s.endTag = inTag, tName, lt, end
+	s.mode, s.sub, s.tokStart, s.endTag, s.urlAttr, s.urlValue = inTag, tName, lt, end, false, -1
 	s.pos = lt + 2 // past "<" and the name's first letter
 	if end {
 		s.pos++
@@ -303,7 +308,8 @@ func (rw *rewriter) scanTag() bool {
 	b := rw.buf[:rw.n]
 	i, st := rw.pos, rw.sub
 	for {
-		if st >= tDoubleQuoted {
+		switch st {
+		case tDoubleQuoted, tSingleQuoted:
 			q := byte('"')
 			if st == tSingleQuoted {
 				q = '\''
@@ -313,7 +319,18 @@ func (rw *rewriter) scanTag() bool {
 				rw.pos, rw.sub = len(b), st
 				return false
 			}
+			if rw.urlValue >= 0 { // the value that closes here is the URL value
+				rw.checkURLValue(rw.urlValue, i+j)
+			}
 			i, st = i+j+1, tBefore
+		case tEquals:
+			if rw.urlValue >= 0 { // the previous URL value was unquoted
+				rw.checkURLValue(rw.urlValue, i)
+			}
+			if len(rw.hosts.hostB) > 0 && urlAttrName(b[rw.tokStart:i-1]) {
+				rw.urlValue = i
+			}
+			st = tBeforeValue
 		}
 		for ; i < len(b); i++ {
 			if st = tagNext[st][tagClass[b[i]]]; st >= tEnd {
@@ -342,7 +359,7 @@ func (rw *rewriter) tagDone(end int) {
 		return
 	}
 	if s.endTag {
-		if !rw.bodyEndDone && lookupName(tagName(raw)) == atom.Body {
+		if !rw.bodyEndDone && lookupName(raw[2:]) == atom.Body {
 			rw.bodyEndDone = true
 			rw.stats.BodyEndFound = true
 			rw.flush(s.tokStart)
@@ -350,12 +367,17 @@ func (rw *rewriter) tagDone(end int) {
 		}
 		return
 	}
-	if out := rw.rewriteTag(raw); out != nil {
-		rw.flush(s.tokStart)
-		rw.write(out)
-		s.done = end
+	if s.urlValue >= 0 {
+		rw.checkURLValue(s.urlValue, end)
 	}
-	switch a := lookupName(tagName(raw)); a {
+	if s.urlAttr {
+		if out := rw.rewriteAttrs(raw); out != nil {
+			rw.flush(s.tokStart)
+			rw.write(out)
+			s.done = end
+		}
+	}
+	switch a := lookupName(raw[1:]); a {
 	case atom.Head:
 		if !rw.stats.HeadFound {
 			rw.stats.HeadFound = true
@@ -371,26 +393,65 @@ func (rw *rewriter) tagDone(end int) {
 	}
 }
 
-// lookupName returns the atom of a raw tag name in any ASCII case, for the
-// names the scanner acts on (head, body and the raw-text elements), and 0
-// for others.
+// lookupName returns the atom of the tag name that starts name, in any
+// ASCII case, for the names the scanner acts on (head, body and the raw-text
+// elements), and 0 for others.
 func lookupName(name []byte) atom.Atom {
-	var lower [len("plaintext")]byte
-	if len(name) < len("xmp") || len(name) > len(lower) {
-		return 0
-	}
 	switch name[0] | 0x20 {
 	case 'b', 'h', 'i', 'n', 'p', 's', 't', 'x':
 	default:
 		return 0 // most tags: a, div, li, meta, link, ...
 	}
+	var lower [len("plaintext")]byte
 	for k, c := range name {
-		if 'A' <= c && c <= 'Z' {
+		switch {
+		case isSpace(c) || c == '/' || c == '>':
+			return atom.Lookup(lower[:k])
+		case k == len(lower):
+			return 0
+		case 'A' <= c && c <= 'Z':
 			c += 'a' - 'A'
 		}
 		lower[k] = c
 	}
-	return atom.Lookup(lower[:len(name)])
+	return 0 // not reached: a complete tag ends with '>'
+}
+
+// checkURLValue notes whether buf[from:to], which holds the value of an
+// attribute that urlAttrName accepted, names the origin host or holds a
+// character reference: without either rewriteRawValue changes nothing, and
+// rewriteAttrs is not called.
+func (rw *rewriter) checkURLValue(from, to int) {
+	v := rw.buf[from:to]
+	rw.urlAttr = rw.urlAttr || bytes.IndexByte(v, '&') >= 0 || bytes.Contains(v, rw.hosts.hostB)
+	rw.urlValue = -1
+}
+
+// urlAttrName reports whether the attribute name that ends b (before an
+// '=' and optional white space) may be one of those classifyAttr rewrites.
+// It may report names that only end like them: rewriteAttrs decides.
+func urlAttrName(b []byte) bool {
+	end := len(b)
+	for end > 0 && isSpace(b[end-1]) {
+		end--
+	}
+	b = b[:end]
+	return hasSuffixFold(b, "src") || hasSuffixFold(b, "href") || hasSuffixFold(b, "srcset") || hasSuffixFold(b, "action")
+}
+
+// hasSuffixFold reports whether b ends with s, which is lower case letters,
+// in any ASCII case.
+func hasSuffixFold(b []byte, s string) bool {
+	if len(b) < len(s) {
+		return false
+	}
+	b = b[len(b)-len(s):]
+	for k := range len(s) {
+		if b[k]|0x20 != s[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // scanBogus skips a doctype or a bogus comment (§13.2.5.41, §13.2.5.53):
