@@ -397,15 +397,13 @@ func (rw *rewriter) tagDone(end int) {
 // ASCII case, for the names the scanner acts on (head, body and the raw-text
 // elements), and 0 for others.
 func lookupName(name []byte) atom.Atom {
-	switch name[0] | 0x20 {
-	case 'b', 'h', 'i', 'n', 'p', 's', 't', 'x':
-	default:
-		return 0 // most tags: a, div, li, meta, link, ...
-	}
 	var lower [len("plaintext")]byte
 	for k, c := range name {
 		switch {
 		case isSpace(c) || c == '/' || c == '>':
+			if !nameMayMatter(lower[0], k) {
+				return 0 // most tags: a, div, span, img, li, meta, ...
+			}
 			return atom.Lookup(lower[:k])
 		case k == len(lower):
 			return 0
@@ -415,6 +413,28 @@ func lookupName(name []byte) atom.Atom {
 		lower[k] = c
 	}
 	return 0 // not reached: a complete tag ends with '>'
+}
+
+// nameMayMatter reports whether a name of length n starting with first may
+// be one lookupName is for, to spare the hash lookup for the others.
+func nameMayMatter(first byte, n int) bool {
+	switch n {
+	case 3:
+		return first == 'x' // xmp
+	case 4:
+		return first == 'h' || first == 'b' // head, body
+	case 5:
+		return first == 's' || first == 't' // style, title
+	case 6:
+		return first == 's' || first == 'i' // script, iframe
+	case 7:
+		return first == 'n' // noembed
+	case 8:
+		return first == 'n' || first == 't' // noframes, noscript, textarea
+	case 9:
+		return first == 'p' // plaintext
+	}
+	return false
 }
 
 // checkURLValue notes whether buf[from:to], which holds the value of an
@@ -434,6 +454,14 @@ func urlAttrName(b []byte) bool {
 	end := len(b)
 	for end > 0 && isSpace(b[end-1]) {
 		end--
+	}
+	if end == 0 {
+		return false
+	}
+	switch b[end-1] | 0x20 {
+	case 'c', 'f', 't', 'n': // src, href, srcset, action
+	default:
+		return false
 	}
 	b = b[:end]
 	return hasSuffixFold(b, "src") || hasSuffixFold(b, "href") || hasSuffixFold(b, "srcset") || hasSuffixFold(b, "action")
