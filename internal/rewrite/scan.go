@@ -398,22 +398,29 @@ func (rw *rewriter) tagDone(end int) {
 // elements), and 0 for others.
 func lookupName(name []byte) atom.Atom {
 	var lower [len("plaintext")]byte
-	for k, c := range name {
-		switch {
-		case isSpace(c) || c == '/' || c == '>':
-			if !nameMayMatter(lower[0], k) {
-				return 0 // most tags: a, div, span, img, li, meta, ...
-			}
-			return atom.Lookup(lower[:k])
-		case k == len(lower):
-			return 0
-		case 'A' <= c && c <= 'Z':
+	n := 0
+	for n <= len(lower) && !endsName[name[n]] {
+		n++
+	}
+	if !nameMayMatter(name[0]|0x20, n) {
+		return 0 // most tags: a, div, span, img, li, meta, ...
+	}
+	for k, c := range name[:n] {
+		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
 		lower[k] = c
 	}
-	return 0 // not reached: a complete tag ends with '>'
+	return atom.Lookup(lower[:n])
 }
+
+// endsName is the bytes that end a tag name.
+var endsName = func() (e [256]bool) {
+	for _, c := range []byte(" \n\r\t\f/>") {
+		e[c] = true
+	}
+	return e
+}()
 
 // nameMayMatter reports whether a name of length n starting with first may
 // be one lookupName is for, to spare the hash lookup for the others.
