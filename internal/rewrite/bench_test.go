@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
@@ -168,16 +167,3 @@ func BenchmarkCorpus(b *testing.B) {
 		b.ReportMetric(float64(best[1])/1e6, "rewrite-cpu-ms")
 	})
 }
-
-// threadCPU is the CPU time of the calling OS thread (0 where the system
-// cannot tell, which makes the ratios NaN).
-func threadCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// rusageThread is Linux's RUSAGE_THREAD.
-const rusageThread = 1
