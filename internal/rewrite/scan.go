@@ -65,6 +65,16 @@ var tagClass = func() (c [256]uint8) {
 	return c
 }()
 
+// tagTrans is tagNext by byte rather than by class: one load per byte.
+var tagTrans = func() (t [tEnd][256]uint8) {
+	for st := range t {
+		for c := range 256 {
+			t[st][c] = tagNext[st][tagClass[c]]
+		}
+	}
+	return t
+}()
+
 var tagNext = [tEnd][7]uint8{
 	//            other      space        slash      equals        >     "              '
 	tName:        {tName, tBefore, tBefore, tName, tEnd, tName, tName},
@@ -333,7 +343,7 @@ func (rw *rewriter) scanTag() bool {
 			st = tBeforeValue
 		}
 		for ; i < len(b); i++ {
-			if st = tagNext[st][tagClass[b[i]]]; st >= tEnd {
+			if st = tagTrans[st][b[i]]; st >= tEnd {
 				break
 			}
 		}
