@@ -84,7 +84,7 @@ func rewriteAll(b *testing.B, pages []benchPage, f func(dst *discard, src *bytes
 	}
 }
 
-func scanner2(dst *discard, src *bytes.Reader, o *Options) (Stats, error) {
+func scannerRewrite(dst *discard, src *bytes.Reader, o *Options) (Stats, error) {
 	return Rewrite(dst, src, o)
 }
 func reference(dst *discard, src *bytes.Reader, o *Options) (Stats, error) {
@@ -111,7 +111,7 @@ func BenchmarkCorpus(b *testing.B) {
 		b.SetBytes(total)
 		b.ReportAllocs()
 		for b.Loop() {
-			rewriteAll(b, pages, scanner2)
+			rewriteAll(b, pages, scannerRewrite)
 		}
 	})
 	noURL := make([]benchPage, len(pages))
@@ -124,7 +124,7 @@ func BenchmarkCorpus(b *testing.B) {
 		b.SetBytes(total)
 		b.ReportAllocs()
 		for b.Loop() {
-			rewriteAll(b, noURL, scanner2)
+			rewriteAll(b, noURL, scannerRewrite)
 		}
 	})
 	b.Run("impl=reference", func(b *testing.B) {
@@ -146,8 +146,8 @@ func BenchmarkCorpus(b *testing.B) {
 					scanLT(p.body)
 				}
 			},
-			func() { rewriteAll(b, pages, scanner2) },
-			func() { rewriteAll(b, noURL, scanner2) },
+			func() { rewriteAll(b, pages, scannerRewrite) },
+			func() { rewriteAll(b, noURL, scannerRewrite) },
 			func() { rewriteAll(b, pages, reference) },
 		}
 		var best [4]time.Duration
