@@ -25,7 +25,7 @@
 // a browser's tree builder would decide differently: "<![CDATA[" is always a
 // bogus comment (a browser reads CDATA only inside SVG and MathML), and
 // title, style and the other raw-text names switch to raw text even inside
-// SVG or MathML.
+// SVG or MathML. noscript is raw text, as in a browser with scripting on.
 //
 // The x/net/html Tokenizer is kept in the tests as the reference, and the
 // output is byte-identical to a rewrite built on it, except where that
@@ -34,7 +34,7 @@
 //   - In the script-data escaped less-than sign state ("<" inside
 //     "<script><!--"), a character other than "/" or a letter returns to the
 //     script-data escaped state; the Tokenizer returns to plain script data,
-//     so "<script><!--<x<script></script>" ends the script at its first
+//     so "<script><!--<!<script></script>" ends the script at its first
 //     "</script>" where a browser does not (TestScriptEscapedLessThanFollowsStandard).
 //
 // # Memory
