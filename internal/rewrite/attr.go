@@ -1,10 +1,9 @@
 package rewrite
 
-// The tokenizer in golang.org/x/net/html lower-cases tag names and unescapes
-// attribute values in place, which would destroy the raw bytes we must copy
-// through unchanged. So tags are inspected here from their raw bytes, with the
-// same attribute grammar the tokenizer uses (WHATWG §13.2.5.32–38), and only
-// the value spans that change are replaced.
+// Start tags that may need rewriting are parsed here from their raw bytes,
+// with the attribute grammar of the WHATWG tokenizer (§13.2.5.32–38), and
+// only the value spans that change are replaced, so that everything else
+// stays byte for byte as the page had it.
 
 // attr is one attribute of a raw start tag: byte offsets into the raw tag.
 type attr struct {

@@ -6,22 +6,24 @@ import (
 	"testing"
 )
 
+// fuzzSeeds are the seeds of FuzzRewrite, and of FuzzDifferential too.
+var fuzzSeeds = []string{
+	"", "<", "<html><head></head><body></body></html>",
+	`<a href="https://origin.pub.example/a?x=1&amp;y=2">`,
+	`<img srcset="origin.pub.example/a 1x, //origin.pub.example/b 2x">`,
+	"<script>never closed", "<!-- unterminated", "<head><script>\"</body>\"</script></body>",
+	strings.Repeat("<a></b>", 50), "<a\x00 href=\x00>", "<p a=/>", "<!DOCTYPE html><HEAD/>",
+	"<title><a href=//origin.pub.example/></title>", "&#x2F;&#x2F;origin.pub.example",
+	"<A href=00000//origin.puB.eXAmple#0>", `<img srcset="https://i0.wp.com/ORIGIN.pub.example/a.png?w=1650 1650w">`,
+}
+
 // FuzzRewrite checks, on arbitrary bytes and arbitrary chunk splits: no
 // panic; the output does not depend on the split points; with nothing to
 // rewrite (no origin host in any letter case, no character reference) and
 // nothing injected the output is the input; an injection is the
 // only difference otherwise.
 func FuzzRewrite(f *testing.F) {
-	seeds := []string{
-		"", "<", "<html><head></head><body></body></html>",
-		`<a href="https://origin.pub.example/a?x=1&amp;y=2">`,
-		`<img srcset="origin.pub.example/a 1x, //origin.pub.example/b 2x">`,
-		"<script>never closed", "<!-- unterminated", "<head><script>\"</body>\"</script></body>",
-		strings.Repeat("<a></b>", 50), "<a\x00 href=\x00>", "<p a=/>", "<!DOCTYPE html><HEAD/>",
-		"<title><a href=//origin.pub.example/></title>", "&#x2F;&#x2F;origin.pub.example",
-		"<A href=00000//origin.puB.eXAmple#0>", `<img srcset="https://i0.wp.com/ORIGIN.pub.example/a.png?w=1650 1650w">`,
-	}
-	for i, s := range seeds {
+	for i, s := range fuzzSeeds {
 		f.Add([]byte(s), uint64(i))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, seed uint64) {

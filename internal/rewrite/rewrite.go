@@ -1,19 +1,56 @@
-// Package rewrite is the guest's streaming HTML rewriter (spec §4).
+// Package rewrite is the guest's streaming HTML rewriter (docs/behaviour.md,
+// "Rewriting").
 //
-// It tokenizes the page with golang.org/x/net/html while it arrives and copies
-// every token's raw bytes through unchanged, except for the URL attributes of
-// §4.1 and the script injections of §4.2 and §4.3. It never fails a page for
-// being malformed: what the tokenizer cannot make sense of is copied as text.
-// Because the tokenizer pulls bytes until a token is complete, the output does
-// not depend on how the input is split into reads.
+// A purpose-built scanner (scan.go) finds tags, comments and raw-text
+// elements while the page arrives and copies every byte through unchanged,
+// straight from its read buffer, except for the URL attributes of "URL
+// rewriting" and the script injections of "Bundle tag" and "SSAT injection".
+// It never fails a page for being malformed: what is not a tag is copied as
+// text. The output does not depend on how the input is split into reads.
+//
+// # Tokenization
+//
+// The scanner recognises what the WHATWG HTML tokenizer recognises, without
+// the tree builder's context, as golang.org/x/net/html's Tokenizer does:
+// start and end tags (attributes are parsed only to find the tag's end, and
+// fully only for tags that may need rewriting), comments (including the
+// "<!-->", "<!--->" and "--!>" forms), doctypes, bogus comments, and the
+// raw-text and RCDATA elements script, style, textarea, title, xmp, iframe,
+// noembed, noframes, noscript and plaintext, whose content ends only at the
+// matching end tag, compared case-insensitively. Inside a script the
+// script-data escaped and double-escaped states are followed, so that a
+// "</script>" inside "<!-- <script> ... -->" does not end the element.
+//
+// Because it sees no tree, it shares the Tokenizer's view in two places where
+// a browser's tree builder would decide differently: "<![CDATA[" is always a
+// bogus comment (a browser reads CDATA only inside SVG and MathML), and
+// title, style and the other raw-text names switch to raw text even inside
+// SVG or MathML. noscript is raw text, as in a browser with scripting on.
+//
+// The x/net/html Tokenizer is kept in the tests as the reference, and the
+// output is byte-identical to a rewrite built on it, except where that
+// Tokenizer departs from the WHATWG rules; there the standard is followed:
+//
+//   - In the script-data escaped less-than sign state ("<" inside
+//     "<script><!--"), a character other than "/" or a letter returns to the
+//     script-data escaped state; the Tokenizer returns to plain script data,
+//     so "<script><!--<!<script></script>" ends the script at its first
+//     "</script>" where a browser does not (TestScriptEscapedLessThanFollowsStandard).
+//
+// # Memory
+//
+// Only an unfinished tag is held between reads; text, comments and raw text
+// are written as they are scanned. A tag that does not end within
+// Options.MaxTokenBytes makes the rest of the page be copied through
+// unchanged (Stats.Oversize), so memory per page is bounded by that limit
+// however the page is built.
 package rewrite
 
 import (
 	"bytes"
 	"errors"
 	"io"
-
-	"golang.org/x/net/html"
+	"sync"
 )
 
 // Options configure one page rewrite.
@@ -32,28 +69,35 @@ type Options struct {
 	// BodyEnd, when set, is called once: at the first </body> end tag, or at
 	// the end of the page when it has none, and only if HeadPrepend was
 	// written (the bids belong with the ad slots). Its result is written just before
-	// that tag (or at the end). It may block (the auction hold of §4.3);
-	// BeforeWait is called first so that everything rewritten so far can be
-	// flushed to the client while it waits.
+	// that tag (or at the end). It may block (the auction hold of
+	// docs/behaviour.md, "SSAT injection"); BeforeWait is called first so
+	// that everything rewritten so far can be flushed to the client while it
+	// waits.
 	BodyEnd    func() []byte
 	BeforeWait func() error
 
-	// MaxTokenBytes bounds the memory the tokenizer may hold for a single
-	// token (a huge inline script, an unterminated comment). From the first
-	// token larger than this on, the rest of the page is copied through
-	// unchanged, and BodyEnd runs at its end. 0 means DefaultMaxTokenBytes.
+	// MaxTokenBytes bounds the memory held for a single tag (a huge
+	// attribute, an unterminated tag). From the first tag that does not end
+	// within this many bytes on, the rest of the page is copied through
+	// unchanged, and BodyEnd runs at its end. Text, comments and the content
+	// of raw-text elements are never held, whatever their size. 0 means
+	// DefaultMaxTokenBytes.
 	MaxTokenBytes int
+
+	// referenceQuirks makes the scanner repeat the x/net/html Tokenizer's
+	// departures from the WHATWG rules (see the package doc). Tests set it
+	// to compare the output with the Tokenizer's byte for byte.
+	referenceQuirks bool
 }
 
 // DefaultMaxTokenBytes is three times the largest token of the 65 corpus
-// pages (an inline script of 635 KB). The tokenizer's buffer may grow to
-// twice this while reading such a token.
+// pages (an inline script of 635 KB; their largest tag is far smaller).
 const DefaultMaxTokenBytes = 2 << 20
 
 // Stats describe what one rewrite did.
 type Stats struct {
 	HeadFound     bool  // a <head> start tag was found and HeadPrepend written
-	Oversize      bool  // a token exceeded MaxTokenBytes; the rest was copied as is
+	Oversize      bool  // a tag exceeded MaxTokenBytes; the rest was copied as is
 	BodyEndFound  bool  // a </body> end tag was found
 	URLsRewritten int   // attribute values changed
 	InBytes       int64 // bytes consumed from the source
@@ -63,85 +107,64 @@ type Stats struct {
 // ErrWrite marks errors of the destination, as opposed to the source.
 var ErrWrite = errors.New("rewrite: write failed")
 
+// readSize is the read buffer's size: large enough that a page costs few
+// reads and writes, small enough to pool one per page in flight.
+const readSize = 32 << 10
+
+// rewriter is the state of one page rewrite. It is pooled: the read buffer
+// and the scratch slices are reused from page to page.
 type rewriter struct {
 	dst   io.Writer
 	opts  *Options
 	hosts hostRewriter
 	stats Stats
-	attrs []attr
-	buf   []byte
-	err   error
+	err   error // the first write error, wrapped in ErrWrite
+
+	attrs []attr // scratch for scanAttrs
+	out   []byte // scratch for a rewritten tag
+
+	bodyEndDone bool
+	scanner
 }
+
+var pool = sync.Pool{New: func() any { return &rewriter{scanner: scanner{buf: make([]byte, readSize)}} }}
 
 // Rewrite streams src to dst, rewriting it. It returns the source's error
 // unchanged (a decoding error, a reset connection) so that the caller can
 // tell a failed origin from a finished one, and write errors wrapped in
 // ErrWrite.
 func Rewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
-	cr := &countingReader{r: src}
-	rw := &rewriter{
-		dst:   dst,
-		opts:  opts,
-		hosts: newHostRewriter(opts.OriginHost, opts.RequestHost, opts.RequestScheme),
-	}
-	z := html.NewTokenizer(cr)
+	rw := pool.Get().(*rewriter)
+	rw.reset(dst, opts)
+	err := rw.run(src)
+	st := rw.stats
+	rw.release()
+	return st, err
+}
+
+// reset prepares a pooled rewriter for one page.
+func (rw *rewriter) reset(dst io.Writer, opts *Options) {
+	rw.dst, rw.opts, rw.stats, rw.err = dst, opts, Stats{}, nil
+	rw.hosts = newHostRewriter(opts.OriginHost, opts.RequestHost, opts.RequestScheme, rw.hosts.hostB[:0])
+	rw.bodyEndDone = opts.BodyEnd == nil
 	maxTok := opts.MaxTokenBytes
 	if maxTok <= 0 {
 		maxTok = DefaultMaxTokenBytes
 	}
-	z.SetMaxBuf(maxTok)
-	bodyEndDone := opts.BodyEnd == nil
-	for rw.err == nil {
-		tt := z.Next()
-		raw := z.Raw()
-		switch tt {
-		case html.ErrorToken:
-			// A tag cut off by the end of input is returned as the error
-			// token's raw bytes; it is still page content.
-			rw.write(raw)
-			err := z.Err()
-			if err == html.ErrBufferExceeded {
-				err = rw.copyRest(z.Buffered(), cr)
-			}
-			rw.stats.InBytes = cr.n
-			if err != io.EOF {
-				return rw.stats, err
-			}
-			if !bodyEndDone && rw.err == nil {
-				rw.bodyEnd()
-			}
-			return rw.stats, rw.err
-		case html.StartTagToken, html.SelfClosingTagToken:
-			rw.startTag(raw)
-		case html.EndTagToken:
-			if !bodyEndDone && bytes.EqualFold(tagName(raw), []byte("body")) {
-				bodyEndDone = true
-				rw.stats.BodyEndFound = true
-				rw.bodyEnd()
-			}
-			rw.write(raw)
-		default:
-			rw.write(raw)
-		}
-	}
-	rw.stats.InBytes = cr.n
-	return rw.stats, rw.err
+	rw.scanner.reset(maxTok, opts.referenceQuirks)
 }
 
-// copyRest copies the page's remaining bytes unchanged after a token too
-// large to hold. It returns io.EOF when the source ended cleanly.
-func (rw *rewriter) copyRest(buffered []byte, src io.Reader) error {
-	rw.stats.Oversize = true
-	rw.write(buffered)
-	buf := make([]byte, 32<<10)
-	for rw.err == nil {
-		n, err := src.Read(buf)
-		rw.write(buf[:n])
-		if err != nil {
-			return err
-		}
+// release returns the rewriter to the pool without the page's references.
+// A buffer grown for a huge tag is dropped rather than kept for every page.
+func (rw *rewriter) release() {
+	rw.dst, rw.opts = nil, nil
+	if cap(rw.buf) > 4*readSize {
+		rw.buf = make([]byte, readSize)
 	}
-	return io.EOF
+	if cap(rw.out) > 4*readSize {
+		rw.out = nil
+	}
+	pool.Put(rw)
 }
 
 func (rw *rewriter) write(p []byte) {
@@ -156,7 +179,8 @@ func (rw *rewriter) write(p []byte) {
 }
 
 func (rw *rewriter) bodyEnd() {
-	// §4.3: the bids script goes only into pages that got the ad slots.
+	// docs/behaviour.md, "SSAT injection": the bids script goes only into
+	// pages that got the ad slots.
 	if !rw.stats.HeadFound {
 		return
 	}
@@ -169,25 +193,22 @@ func (rw *rewriter) bodyEnd() {
 	rw.write(rw.opts.BodyEnd())
 }
 
-func (rw *rewriter) startTag(raw []byte) {
-	isHead := !rw.stats.HeadFound && bytes.EqualFold(tagName(raw), []byte("head"))
-	rw.rewriteAttrs(raw)
-	if isHead {
-		rw.stats.HeadFound = true
-		rw.write(rw.opts.HeadPrepend)
+// rewriteTag returns a start tag with its URL attributes rewritten, or nil
+// when none changes.
+func (rw *rewriter) rewriteTag(raw []byte) []byte {
+	// Most tags name neither the origin host nor a character reference;
+	// their attributes are not scanned.
+	if len(rw.hosts.hostB) == 0 || (!containsFold(raw, rw.hosts.hostB) && bytes.IndexByte(raw, '&') < 0) {
+		return nil
 	}
+	return rw.rewriteAttrs(raw)
 }
 
-// rewriteAttrs writes a start tag, with its URL attributes rewritten.
-func (rw *rewriter) rewriteAttrs(raw []byte) {
-	// Most tags name neither the origin host nor a character reference;
-	// they are copied without scanning their attributes.
-	if len(rw.hosts.hostB) == 0 || (!containsFold(raw, rw.hosts.hostB) && bytes.IndexByte(raw, '&') < 0) {
-		rw.write(raw)
-		return
-	}
+// rewriteAttrs is rewriteTag without the test of the whole tag, for a
+// caller that has tested the URL attributes' values already.
+func (rw *rewriter) rewriteAttrs(raw []byte) []byte {
 	rw.attrs = scanAttrs(raw, rw.attrs[:0])
-	out := rw.buf[:0]
+	out := rw.out[:0]
 	last := 0
 	for _, a := range rw.attrs {
 		if !a.hasValue {
@@ -213,12 +234,11 @@ func (rw *rewriter) rewriteAttrs(raw []byte) {
 		rw.stats.URLsRewritten++
 	}
 	if last == 0 {
-		rw.write(raw)
-		return
+		return nil
 	}
 	out = append(out, raw[last:]...)
-	rw.buf = out
-	rw.write(out)
+	rw.out = out
+	return out
 }
 
 // needsQuotes reports whether an unquoted attribute value would end early.
@@ -229,15 +249,4 @@ func needsQuotes(v []byte) bool {
 		}
 	}
 	return false
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }

@@ -205,16 +205,23 @@ func TestSplitIndependence(t *testing.T) {
 	}
 }
 
+// randomChunks returns s in reads of random sizes, up to max bytes (3000
+// when max is 0).
 type randomChunks struct {
 	s   string
 	rng *rand.Rand
+	max int
 }
 
 func (r *randomChunks) Read(p []byte) (int, error) {
 	if len(r.s) == 0 {
 		return 0, io.EOF
 	}
-	n := 1 + r.rng.IntN(min(len(p), 3000))
+	limit := r.max
+	if limit == 0 {
+		limit = 3000
+	}
+	n := 1 + r.rng.IntN(min(len(p), limit))
 	n = copy(p, r.s[:min(n, len(r.s))])
 	r.s = r.s[n:]
 	return n, nil
@@ -271,14 +278,13 @@ func TestOutputParses(t *testing.T) {
 
 func newRand(seed int64) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 7)) }
 
-// Tokens larger than MaxTokenBytes do not grow memory without bound: the
+// Tags larger than MaxTokenBytes do not grow memory without bound: the
 // rest of the page is copied through unchanged, whatever the input splits.
-func TestOversizeTokenCopiedThrough(t *testing.T) {
+func TestOversizeTagCopiedThrough(t *testing.T) {
 	cases := map[string]string{
-		"unterminated script":  "<html><head></head><body><script>" + strings.Repeat("x", 5000),
-		"unterminated comment": "<head><!--" + strings.Repeat("y", 5000) + `<a href="//origin.pub.example/">`,
-		"huge attribute":       `<head><a title="` + strings.Repeat("z", 5000) + `" href="//origin.pub.example/">x</a></body>`,
-		"huge text":            "<head>" + strings.Repeat("t", 5000) + "</body>",
+		"huge attribute":   `<head><a title="` + strings.Repeat("z", 5000) + `" href="//origin.pub.example/">x</a></body>`,
+		"unterminated tag": `<head><a href="//origin.pub.example/" title="` + strings.Repeat("z", 5000),
+		"huge end tag":     `<head></body title="` + strings.Repeat("z", 5000) + `"><a href="//origin.pub.example/"></body>`,
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -291,12 +297,11 @@ func TestOversizeTokenCopiedThrough(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !st.Oversize {
-				t.Fatal("oversize token not detected")
+			if !st.Oversize || st.BodyEndFound {
+				t.Fatalf("oversize %v, body end found %v: want the oversize tag detected and nothing after it", st.Oversize, st.BodyEndFound)
 			}
-			got := strings.Replace(strings.Replace(want.String(), "[H]", "", 1), "[B]", "", 1)
-			if got != in {
-				t.Fatalf("output is not the input plus injections:\n%q", want.String())
+			if got := want.String(); got != "<head>[H]"+in[len("<head>"):]+"[B]" {
+				t.Fatalf("output is not the input plus injections:\n%q", got)
 			}
 			for k := 0; k < 20; k++ {
 				var out bytes.Buffer
@@ -308,5 +313,68 @@ func TestOversizeTokenCopiedThrough(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Text, comments and raw text are written as they are scanned, never held:
+// however long, they leave the read buffer at its size and the page is
+// still rewritten after them.
+func TestLongTokensStreamed(t *testing.T) {
+	long := strings.Repeat("x-< y\n", 400_000) // 2.4 MB, more than DefaultMaxTokenBytes
+	cases := map[string]string{
+		"script":               "<head><script>" + long + "</script></body>",
+		"unterminated script":  "<head><script>" + long,
+		"comment":              "<head><!--" + long + "--></body>",
+		"unterminated comment": "<head><!--" + long,
+		"text":                 "<head>" + long + "</body>",
+		"textarea":             "<head><textarea>" + long + "</textarea></body>",
+		"bogus comment":        "<head><!" + strings.ReplaceAll(long, "<", "") + "></body>",
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := &Options{HeadPrepend: []byte("[H]"), BodyEnd: func() []byte { return []byte("[B]") }}
+			rw := &rewriter{scanner: scanner{buf: make([]byte, readSize)}}
+			var out bytes.Buffer
+			rw.reset(&out, o)
+			if err := rw.run(&randomChunks{s: in, rng: newRand(1)}); err != nil {
+				t.Fatal(err)
+			}
+			if rw.stats.Oversize || cap(rw.buf) != readSize {
+				t.Fatalf("oversize %v, buffer grew to %d bytes", rw.stats.Oversize, cap(rw.buf))
+			}
+			want := strings.Replace(in, "<head>", "<head>[H]", 1)
+			if strings.HasSuffix(in, "</body>") {
+				want = strings.TrimSuffix(want, "</body>") + "[B]</body>"
+			} else {
+				want += "[B]"
+			}
+			if out.String() != want {
+				t.Fatalf("output is not the input plus injections (%d bytes, want %d)", out.Len(), len(want))
+			}
+		})
+	}
+}
+
+// A page costs no allocation once the pool is warm: unchanged input is
+// written from the read buffer, and only rewritten URLs allocate (urls.go).
+func TestRewriteAllocatesNothingPerPage(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items at random under the race detector")
+	}
+	page := strings.Repeat(`<div class="a"><a href="/x?y=1">t</a><script>if(a<b){}</script><!-- c --><style>p{}</style></div>`, 2000)
+	page = "<!DOCTYPE html><html><head><title>t</title></head><body>" + page + "</body></html>"
+	bids := []byte("<script>b</script>")
+	o := &Options{OriginHost: testOrigin, RequestHost: testHost, RequestScheme: "https",
+		HeadPrepend: []byte("<script>h</script>"), BodyEnd: func() []byte { return bids }}
+	var src strings.Reader
+	var out discard
+	allocs := testing.AllocsPerRun(20, func() {
+		src.Reset(page)
+		if _, err := Rewrite(&out, &src, o); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per page, want 0", allocs)
 	}
 }

@@ -55,9 +55,11 @@ type hostRewriter struct {
 	scheme      string // client-facing scheme
 }
 
-func newHostRewriter(originHost, requestHost, scheme string) hostRewriter {
-	name, port := splitOriginHost(strings.ToLower(originHost))
-	return hostRewriter{name: name, port: port, hostB: []byte(name), requestHost: requestHost, scheme: scheme}
+// newHostRewriter prepares the host rules for one page; hostB's bytes are
+// appended to buf, so that a pooled rewriter reuses its buffer.
+func newHostRewriter(originHost, requestHost, scheme string, buf []byte) hostRewriter {
+	name, port := splitOriginHost(asciiLower(originHost))
+	return hostRewriter{name: name, port: port, hostB: append(buf, name...), requestHost: requestHost, scheme: scheme}
 }
 
 // splitOriginHost splits host[:port]. A port of 80 or 443 is not known to be
