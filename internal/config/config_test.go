@@ -408,6 +408,7 @@ func TestEnvNames(t *testing.T) {
 		"SSATD_AUCTION_ENABLED", "SSATD_AUCTION_TIMEOUT_MS", "SSATD_AUCTION_PROVIDER",
 		"SSATD_BOTS_USER_AGENTS",
 		"SSATD_DEBUG_DIAGNOSTICS_HEADERS", "SSATD_DEBUG_ALLOW_MODE_OVERRIDE",
+		"SSATD_COMPUTE_CPU_BUDGET_MS", "SSATD_COMPUTE_CPU_SCALE",
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("environment variable names:\n got %v\nwant %v", names, want)
