@@ -243,3 +243,38 @@ func value(c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// Sum adds the values of one family's series whose labels include labels:
+// counters and gauges by value, histograms by observation count. It reads
+// the registry as a scrape would, for tests and tools.
+func (s *Set) Sum(name string, labels map[string]string) float64 {
+	mfs, err := s.reg.Gather()
+	if err != nil {
+		return 0
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if hasLabels(m, labels) {
+				sum += m.GetCounter().GetValue() + m.GetGauge().GetValue() + float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return sum
+}
+
+func hasLabels(m *dto.Metric, want map[string]string) bool {
+	n := 0
+	for _, lp := range m.GetLabel() {
+		if v, ok := want[lp.GetName()]; ok {
+			if v != lp.GetValue() {
+				return false
+			}
+			n++
+		}
+	}
+	return n == len(want)
+}
