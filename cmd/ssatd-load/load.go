@@ -29,6 +29,7 @@ import (
 	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/metrics"
 	"github.com/ssatd/ssatd/internal/proxy"
 	"github.com/ssatd/ssatd/internal/server"
 )
@@ -205,6 +206,10 @@ type report struct {
 	ErrorsByKind     map[string]int64   `json:"errors_by_kind"`
 	ErrorSamples     []string           `json:"error_samples,omitempty"`
 	AuctionTimeouts  int64              `json:"auction_timeouts"` // eligible pages served with empty bids (not an error)
+	// RequestsSent counts every request the clients sent, warm-up
+	// included; Recorded is what the proxies' metrics counted of them.
+	RequestsSent int64          `json:"requests_sent"`
+	Recorded     recordedCounts `json:"metrics_recorded"`
 
 	PeakRSSBytes    int64     `json:"peak_rss_bytes"` // VmHWM
 	RSSSeriesMiB    []float64 `json:"rss_series_mib"` // VmRSS every SampleEvery during the measured phase
@@ -226,6 +231,33 @@ type report struct {
 
 	Pass     bool     `json:"pass"`
 	Failures []string `json:"failures,omitempty"`
+}
+
+// recordedCounts are the proxies' own counts of the requests they served,
+// read from their metrics registry after the load.
+type recordedCounts struct {
+	Requests      int64 `json:"requests_total"`
+	DurationCount int64 `json:"request_duration_count"`
+	TTFBCount     int64 `json:"time_to_first_byte_count"`
+}
+
+// recorded reads the counts, waiting until deadline for them to reach
+// want: a request is recorded just after its last byte went out, which can
+// be a moment after the client read it.
+func (st *stack) recorded(want int64, deadline time.Time) recordedCounts {
+	for {
+		m := st.metrics
+		rc := recordedCounts{
+			Requests:      int64(m.Sum("ssatd_requests_total", nil)),
+			DurationCount: int64(m.Sum("ssatd_request_duration_seconds", nil)),
+			TTFBCount:     int64(m.Sum("ssatd_time_to_first_byte_seconds", nil)),
+		}
+		done := rc.Requests == want && rc.DurationCount == want && rc.TTFBCount == want
+		if done || !time.Now().Before(deadline) {
+			return rc
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // run is the whole tool: it starts the origin and the two proxies, loads
@@ -304,6 +336,8 @@ func run(ctx context.Context, o options, stdout io.Writer) (*report, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	rep.RequestsSent = l.sent.Load()
+	rep.Recorded = st.recorded(rep.RequestsSent, deadline)
 	rep.GoroutinesAfter = runtime.NumGoroutine()
 	if rep.GoroutinesAfter > rep.GoroutinesBefore+o.GoroutineSlack {
 		rep.GoroutineStacks = goroutineStacks()
@@ -408,6 +442,7 @@ type stack struct {
 	servers   [numProxies]*http.Server
 	proxyURL  [numProxies]string
 	cfgs      [numProxies]*config.Config
+	metrics   *metrics.Set // both proxies record here, as one daemon would
 	serving   sync.WaitGroup
 }
 
@@ -432,7 +467,7 @@ func proxyConfig(originURL string, offload bool) (*config.Config, error) {
 // startStack starts the origin and the proxies; the guests log to log
 // (the tool passes zap.NewNop: logging would dominate the figures).
 func startStack(res []*resource, log *zap.Logger) (st *stack, err error) {
-	st = &stack{}
+	st = &stack{metrics: metrics.New()}
 	defer func() {
 		if err != nil {
 			st.close()
@@ -453,7 +488,7 @@ func startStack(res []*resource, log *zap.Logger) (st *stack, err error) {
 			return st, err
 		}
 		// As newDaemon builds it, with logging off.
-		g, err := proxy.New(cfg, proxy.Options{Logger: log, Bundle: bundle.JS()})
+		g, err := proxy.New(cfg, proxy.Options{Logger: log, Bundle: bundle.JS(), Metrics: st.metrics})
 		if err != nil {
 			return st, err
 		}
@@ -613,6 +648,7 @@ type loader struct {
 
 	start, warmEnd, end time.Time
 	issued              atomic.Int64
+	sent                atomic.Int64 // requests handed to the client, warm-up included
 	hitMax              atomic.Bool
 	done                time.Time
 
@@ -754,6 +790,7 @@ func (l *loader) one(ctx context.Context, w *clientWork, px int, r *resource, ki
 
 	start := time.Now()
 	defer func() { out.elapsed = time.Since(start) }()
+	l.sent.Add(1)
 	resp, err := l.client.Do(req)
 	if err != nil {
 		out.errKind, out.detail = errTransport, err.Error()
@@ -952,6 +989,9 @@ func judge(rep *report) {
 	}
 	if rep.StoppedBy == "interrupted" {
 		rep.Failures = append(rep.Failures, "interrupted")
+	} else if r := rep.Recorded; r.Requests != rep.RequestsSent || r.DurationCount != rep.RequestsSent || r.TTFBCount != rep.RequestsSent {
+		rep.Failures = append(rep.Failures, fmt.Sprintf("metrics do not count the requests sent (%d): requests_total %d, duration histogram %d, TTFB histogram %d",
+			rep.RequestsSent, r.Requests, r.DurationCount, r.TTFBCount))
 	}
 	rep.Pass = len(rep.Failures) == 0
 }

@@ -111,6 +111,8 @@ func printReport(w io.Writer, rep *report, asJSON bool) error {
 	for _, e := range rep.ErrorSamples {
 		p("", "%s", e)
 	}
+	p("metrics", "%d requests sent; the proxies recorded requests_total %d, duration histogram %d, TTFB histogram %d",
+		rep.RequestsSent, rep.Recorded.Requests, rep.Recorded.DurationCount, rep.Recorded.TTFBCount)
 	p("auction timeouts", "%d (eligible pages served with empty bids; not an error)", rep.AuctionTimeouts)
 	p("bytes received", "%.1f MiB on the wire, %.1f MiB decoded", float64(rep.BytesReceived)/mib, float64(rep.BytesDecoded)/mib)
 	p("peak RSS", "%.1f MiB (VmHWM, whole run including start-up)", float64(rep.PeakRSSBytes)/mib)
