@@ -390,6 +390,12 @@ func TestComposeFile(t *testing.T) {
 			t.Errorf("docker-compose.yml uses %s: %v", m[0], err)
 		}
 	}
+	// The observability profile mounts Prometheus and Grafana files.
+	for _, m := range regexp.MustCompile(`\./(deploy/[\w./-]+):`).FindAllStringSubmatch(string(data), -1) {
+		if _, err := os.Stat(filepath.Join("..", "..", m[1])); err != nil {
+			t.Errorf("docker-compose.yml mounts %s: %v", m[1], err)
+		}
+	}
 	var cmd []string
 	if docker, err := exec.LookPath("docker"); err == nil && exec.Command(docker, "compose", "version").Run() == nil {
 		cmd = []string{docker, "compose"}
