@@ -149,6 +149,8 @@ func run(ctx context.Context, o options) (*report, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	rep.RequestsSent = l.sent.Load()
+	rep.Recorded = st.recorded(rep.RequestsSent, deadline)
 	rep.GoroutinesAfter = runtime.NumGoroutine()
 	if rep.GoroutinesAfter > rep.GoroutinesBefore+o.GoroutineSlack {
 		rep.GoroutineStacks = goroutineStacks()

@@ -57,6 +57,11 @@ func TestRunShort(t *testing.T) {
 	if !rep.Pass {
 		t.Errorf("not a pass: %v", rep.Failures)
 	}
+	// The proxies' histograms count exactly the requests the clients made.
+	if sent := rep.Requests + rep.WarmupRequests; rep.RequestsSent != sent ||
+		rep.Recorded != (recordedCounts{Requests: sent, DurationCount: sent, TTFBCount: sent}) {
+		t.Errorf("%d requests made (%d sent), metrics recorded %+v", sent, rep.RequestsSent, rep.Recorded)
+	}
 	var back report
 	if err := json.Unmarshal(out.Bytes(), &back); err != nil {
 		t.Fatalf("-json output: %v\n%s", err, out.String())

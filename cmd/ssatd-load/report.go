@@ -47,6 +47,10 @@ type report struct {
 	ErrorsByKind     map[string]int64   `json:"errors_by_kind"`
 	ErrorSamples     []string           `json:"error_samples,omitempty"`
 	AuctionTimeouts  int64              `json:"auction_timeouts"` // eligible pages served with empty bids (not an error)
+	// RequestsSent counts every request the clients sent, warm-up
+	// included; Recorded is what the proxies' metrics counted of them.
+	RequestsSent int64          `json:"requests_sent"`
+	Recorded     recordedCounts `json:"metrics_recorded"`
 
 	PeakRSSBytes    int64     `json:"peak_rss_bytes"` // VmHWM
 	RSSSeriesMiB    []float64 `json:"rss_series_mib"` // VmRSS every SampleEvery during the measured phase
@@ -152,6 +156,9 @@ func judge(rep *report) {
 	}
 	if rep.StoppedBy == "interrupted" {
 		rep.Failures = append(rep.Failures, "interrupted")
+	} else if r := rep.Recorded; r.Requests != rep.RequestsSent || r.DurationCount != rep.RequestsSent || r.TTFBCount != rep.RequestsSent {
+		rep.Failures = append(rep.Failures, fmt.Sprintf("metrics do not count the requests sent (%d): requests_total %d, duration histogram %d, TTFB histogram %d",
+			rep.RequestsSent, r.Requests, r.DurationCount, r.TTFBCount))
 	}
 	rep.Pass = len(rep.Failures) == 0
 }
@@ -195,6 +202,8 @@ func printReport(w io.Writer, rep *report, asJSON bool) error {
 	for _, e := range rep.ErrorSamples {
 		p("", "%s", e)
 	}
+	p("metrics", "%d requests sent; the proxies recorded requests_total %d, duration histogram %d, TTFB histogram %d",
+		rep.RequestsSent, rep.Recorded.Requests, rep.Recorded.DurationCount, rep.Recorded.TTFBCount)
 	p("auction timeouts", "%d (eligible pages served with empty bids; not an error)", rep.AuctionTimeouts)
 	p("bytes received", "%.1f MiB on the wire, %.1f MiB decoded", float64(rep.BytesReceived)/mib, float64(rep.BytesDecoded)/mib)
 	p("peak RSS", "%.1f MiB (VmHWM, whole run including start-up)", float64(rep.PeakRSSBytes)/mib)

@@ -20,6 +20,7 @@ import (
 	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/metrics"
 	"github.com/ssatd/ssatd/internal/proxy"
 	"github.com/ssatd/ssatd/internal/server"
 )
@@ -128,6 +129,7 @@ type stack struct {
 	servers   [numProxies]*http.Server
 	proxyURL  [numProxies]string
 	cfgs      [numProxies]*config.Config
+	metrics   *metrics.Set // both proxies record here, as one daemon would
 	serving   sync.WaitGroup
 }
 
@@ -152,7 +154,7 @@ func proxyConfig(originURL string, offload bool) (*config.Config, error) {
 // startStack starts the origin and the proxies; the guests log to log
 // (the tool passes zap.NewNop: logging would dominate the figures).
 func startStack(res []*resource, log *zap.Logger) (st *stack, err error) {
-	st = &stack{}
+	st = &stack{metrics: metrics.New()}
 	defer func() {
 		if err != nil {
 			st.close()
@@ -173,7 +175,7 @@ func startStack(res []*resource, log *zap.Logger) (st *stack, err error) {
 			return st, err
 		}
 		// As newDaemon builds it, with logging off.
-		g, err := proxy.New(cfg, proxy.Options{Logger: log, Bundle: bundle.JS()})
+		g, err := proxy.New(cfg, proxy.Options{Logger: log, Bundle: bundle.JS(), Metrics: st.metrics})
 		if err != nil {
 			return st, err
 		}
@@ -300,4 +302,31 @@ func (st *stack) expectations(res []*resource) error {
 		}
 	}
 	return nil
+}
+
+// recordedCounts are the proxies' own counts of the requests they served,
+// read from their metrics registry after the load.
+type recordedCounts struct {
+	Requests      int64 `json:"requests_total"`
+	DurationCount int64 `json:"request_duration_count"`
+	TTFBCount     int64 `json:"time_to_first_byte_count"`
+}
+
+// recorded reads the counts, waiting until deadline for them to reach
+// want: a request is recorded just after its last byte went out, which can
+// be a moment after the client read it.
+func (st *stack) recorded(want int64, deadline time.Time) recordedCounts {
+	for {
+		m := st.metrics
+		rc := recordedCounts{
+			Requests:      int64(m.Sum("ssatd_requests_total", nil)),
+			DurationCount: int64(m.Sum("ssatd_request_duration_seconds", nil)),
+			TTFBCount:     int64(m.Sum("ssatd_time_to_first_byte_seconds", nil)),
+		}
+		done := rc.Requests == want && rc.DurationCount == want && rc.TTFBCount == want
+		if done || !time.Now().Before(deadline) {
+			return rc
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -61,6 +61,7 @@ type loader struct {
 
 	start, warmEnd, end time.Time
 	issued              atomic.Int64
+	sent                atomic.Int64 // requests handed to the client, warm-up included
 	hitMax              atomic.Bool
 	done                time.Time
 
@@ -202,6 +203,7 @@ func (l *loader) one(ctx context.Context, w *clientWork, px int, r *resource, ki
 
 	start := time.Now()
 	defer func() { out.elapsed = time.Since(start) }()
+	l.sent.Add(1)
 	resp, err := l.client.Do(req)
 	if err != nil {
 		out.errKind, out.detail = errTransport, err.Error()

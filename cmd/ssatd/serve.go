@@ -119,10 +119,7 @@ func (d *daemon) adminRoutes() http.Handler {
 		}
 		_, _ = io.WriteString(w, "ready\n")
 	})
-	r.Get("/metrics", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		_ = d.guest.Metrics().WritePrometheus(w)
-	})
+	r.Method(http.MethodGet, "/metrics", d.guest.Metrics().Handler())
 	return r
 }
 

@@ -16,10 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/metrics"
 )
 
 const (
@@ -89,11 +91,12 @@ type runningDaemon struct {
 	clientAddr, adminAddr string
 	cancel                context.CancelFunc
 	done                  chan error // receives run's result once
+	metrics               *metrics.Set
 }
 
 func startDaemon(t *testing.T, originURL string) *runningDaemon {
 	t.Helper()
-	path := writeConfig(t, fmt.Sprintf(`
+	return startDaemonWith(t, fmt.Sprintf(`
 [server]
 drain_period = "0s"
 shutdown_timeout = "10s"
@@ -101,12 +104,17 @@ shutdown_timeout = "10s"
 [publisher]
 domain = "localhost"
 origin_url = %q
-`, originURL))
-	cfg, err := config.Load(path, nil)
+`, originURL), zaptest.NewLogger(t))
+}
+
+// startDaemonWith runs a daemon with the configuration text conf.
+func startDaemonWith(t *testing.T, conf string, log *zap.Logger) *runningDaemon {
+	t.Helper()
+	cfg, err := config.Load(writeConfig(t, conf), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := newDaemon(cfg, zaptest.NewLogger(t))
+	d, err := newDaemon(cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +133,7 @@ origin_url = %q
 		adminAddr:  admin.Addr().String(),
 		cancel:     cancel,
 		done:       make(chan error, 1),
+		metrics:    d.guest.Metrics(),
 	}
 	go func() { rd.done <- d.run(ctx, &listeners{client: client, admin: admin}) }()
 	t.Cleanup(func() {
@@ -231,6 +240,8 @@ func TestDaemonServesAndShutsDownGracefully(t *testing.T) {
 			{"/healthz", http.StatusOK, "ok"},
 			{"/readyz", http.StatusOK, "ready"},
 			{"/metrics", http.StatusOK, "# TYPE ssatd_requests_total counter"},
+			{"/metrics", http.StatusOK, "# TYPE go_goroutines gauge"},
+			{"/metrics", http.StatusOK, "# TYPE process_cpu_seconds_total counter"},
 			// The admin port never proxies to the origin.
 			{"/page", http.StatusNotFound, ""},
 		}
@@ -256,8 +267,8 @@ func TestDaemonServesAndShutsDownGracefully(t *testing.T) {
 		// request's handler returns, which may be just after the client
 		// has read the body, so poll briefly.
 		want := []string{
-			`ssatd_requests_total{route="pipeline"} 2` + "\n",
-			`ssatd_requests_total{route="pass-through"} 3` + "\n",
+			`ssatd_requests_total{eligible="false",mode="mirror",outcome="ok",route="pipeline",status_class="2xx"} 2` + "\n",
+			`ssatd_requests_total{eligible="false",mode="mirror",outcome="ok",route="pass-through",status_class="4xx"} 3` + "\n",
 		}
 		var body string
 		deadline := time.Now().Add(5 * time.Second)

@@ -5,6 +5,7 @@ package auction
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"sync"
 	"time"
@@ -72,6 +73,7 @@ type Call struct {
 	done     chan struct{}
 	bids     map[string]ssat.Bid
 	err      error
+	late     bool // the provider returned because the deadline had passed
 	deadline time.Time
 	cancel   context.CancelFunc
 
@@ -103,9 +105,13 @@ func Start(ctx context.Context, p Provider, req Request, timeout time.Duration) 
 		defer close(c.done)
 		if pp, ok := p.(partialProvider); ok {
 			c.bids, c.err = pp.BidsPartial(ctx, req, c.offer)
-			return
+		} else {
+			c.bids, c.err = p.Bids(ctx, req)
 		}
-		c.bids, c.err = p.Bids(ctx, req)
+		// A provider that gives up at the deadline returns at the same
+		// moment as the page's own timer fires; which of the two Wait sees
+		// first is down to the scheduler, so the outcome is decided here.
+		c.late = errors.Is(ctx.Err(), context.DeadlineExceeded)
 	}()
 	return c
 }
@@ -164,7 +170,12 @@ func (c *Call) wait(ctx context.Context) (map[string]ssat.Bid, Outcome) {
 func (c *Call) Stop() { c.cancel() }
 
 func (c *Call) result() (map[string]ssat.Bid, Outcome) {
-	if c.err != nil {
+	switch {
+	case c.late && len(c.bids) > 0:
+		return c.bids, Partial
+	case c.late:
+		return map[string]ssat.Bid{}, TimedOut
+	case c.err != nil:
 		return map[string]ssat.Bid{}, Failed
 	}
 	return c.bids, Completed

@@ -94,3 +94,25 @@ func TestStaticProviderAnswersAtOnce(t *testing.T) {
 		t.Fatalf("outcome %v, %d bids", out, len(bids))
 	}
 }
+
+// untilDeadline answers only when its context ends, with one bid: an
+// OpenRTB provider whose slow endpoint is cut off at the auction deadline.
+type untilDeadline struct{}
+
+func (untilDeadline) Bids(ctx context.Context, _ Request) (map[string]ssat.Bid, error) {
+	<-ctx.Done()
+	return map[string]ssat.Bid{"top": {HbPb: "1.00"}}, nil
+}
+
+// TestProviderCutOffAtDeadlineIsPartial catches a provider that returns
+// because the deadline passed being reported as completed when the page
+// reaches </body> a moment later (seen as a flaky access line under load).
+func TestProviderCutOffAtDeadlineIsPartial(t *testing.T) {
+	c := Start(context.Background(), untilDeadline{}, Request{Slots: []ssat.Slot{{ID: "top"}}}, 20*time.Millisecond)
+	defer c.Stop()
+	<-c.done // the page arrives after the provider has returned
+	bids, out := c.Wait(context.Background())
+	if out != Partial || bids["top"].HbPb != "1.00" {
+		t.Errorf("outcome %q with %v, want partial with the bid", out, bids)
+	}
+}

@@ -22,6 +22,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
 	"github.com/ssatd/ssatd/internal/openrtb"
 	"github.com/ssatd/ssatd/internal/ssat"
 )
@@ -485,10 +487,13 @@ func TestStatsPrometheus(t *testing.T) {
 	s.observe("pbs", 700*time.Millisecond, EndpointTimeout, ReasonSlowDrip)
 	s.addWon("appnexus")
 	s.addIgnored(IgnoredNoAdm)
-	var b strings.Builder
-	if err := s.WritePrometheus(&b); err != nil {
+	text, err := testutil.CollectAndFormat(s, expfmt.TypeTextPlain, "ssatd_auction_endpoint_requests_total",
+		"ssatd_auction_endpoint_duration_seconds", "ssatd_auction_bids_won_total", "ssatd_auction_bids_ignored_total")
+	if err != nil {
 		t.Fatal(err)
 	}
+	var b strings.Builder
+	b.Write(text)
 	for _, want := range []string{
 		`ssatd_auction_endpoint_requests_total{endpoint="pbs",outcome="bids",reason=""} 1`,
 		`ssatd_auction_endpoint_requests_total{endpoint="pbs",outcome="timeout",reason="slow_drip"} 1`,

@@ -1,14 +1,12 @@
 package auction
 
 import (
-	"cmp"
-	"fmt"
-	"io"
 	"maps"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Endpoint outcomes, the outcome label of the endpoint metrics. Each call to
@@ -136,53 +134,47 @@ func (s *Stats) Snapshot() Snapshot {
 	return out
 }
 
-// WritePrometheus writes the counters in the Prometheus text format.
-func (s *Stats) WritePrometheus(w io.Writer) error {
+// The metrics Stats exposes as a prometheus.Collector.
+var (
+	descEndpointRequests = prometheus.NewDesc("ssatd_auction_endpoint_requests_total",
+		"OpenRTB endpoint calls, by endpoint (its configured name), outcome and reason.", []string{"endpoint", "outcome", "reason"}, nil)
+	descEndpointDuration = prometheus.NewDesc("ssatd_auction_endpoint_duration_seconds",
+		"Time from sending a bid request to its outcome, by endpoint.", []string{"endpoint"}, nil)
+	descBidsWon = prometheus.NewDesc("ssatd_auction_bids_won_total",
+		"Winning bids written into pages, by seat (at most 100 seats, then other).", []string{"seat"}, nil)
+	descBidsIgnored = prometheus.NewDesc("ssatd_auction_bids_ignored_total",
+		"Bids ignored as unusable, by reason.", []string{"reason"}, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (s *Stats) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descEndpointRequests
+	ch <- descEndpointDuration
+	ch <- descBidsWon
+	ch <- descBidsIgnored
+}
+
+// Collect implements prometheus.Collector: the counters are read when
+// scraped, so the provider's hot path stays a map increment under a lock.
+func (s *Stats) Collect(ch chan<- prometheus.Metric) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var err error
-	p := func(format string, a ...any) {
-		if err == nil {
-			_, err = fmt.Fprintf(w, format, a...)
+	for name, e := range s.endpoints {
+		for k, n := range e.outcomes {
+			ch <- prometheus.MustNewConstMetric(descEndpointRequests, prometheus.CounterValue, float64(n), name, k.Outcome, k.Reason)
 		}
-	}
-	names := slices.Sorted(maps.Keys(s.endpoints))
-	p("# HELP ssatd_auction_endpoint_requests_total OpenRTB endpoint calls, by endpoint, outcome and reason.\n")
-	p("# TYPE ssatd_auction_endpoint_requests_total counter\n")
-	for _, n := range names {
-		e := s.endpoints[n]
-		keys := slices.SortedFunc(maps.Keys(e.outcomes), func(a, b OutcomeKey) int {
-			if a.Outcome != b.Outcome {
-				return cmp.Compare(a.Outcome, b.Outcome)
-			}
-			return cmp.Compare(a.Reason, b.Reason)
-		})
-		for _, k := range keys {
-			p("ssatd_auction_endpoint_requests_total{endpoint=%q,outcome=%q,reason=%q} %d\n", n, k.Outcome, k.Reason, e.outcomes[k])
-		}
-	}
-	p("# HELP ssatd_auction_endpoint_duration_seconds Time from sending a bid request to its outcome, by endpoint.\n")
-	p("# TYPE ssatd_auction_endpoint_duration_seconds histogram\n")
-	for _, n := range names {
-		e := s.endpoints[n]
-		var cum int64
+		cum := make(map[float64]uint64, len(durationBuckets))
+		var c uint64
 		for i, b := range durationBuckets {
-			cum += e.buckets[i]
-			p("ssatd_auction_endpoint_duration_seconds_bucket{endpoint=%q,le=%q} %d\n", n, strconv.FormatFloat(b, 'g', -1, 64), cum)
+			c += uint64(e.buckets[i])
+			cum[b] = c
 		}
-		p("ssatd_auction_endpoint_duration_seconds_bucket{endpoint=%q,le=\"+Inf\"} %d\n", n, e.count)
-		p("ssatd_auction_endpoint_duration_seconds_sum{endpoint=%q} %s\n", n, strconv.FormatFloat(e.sum, 'g', -1, 64))
-		p("ssatd_auction_endpoint_duration_seconds_count{endpoint=%q} %d\n", n, e.count)
+		ch <- prometheus.MustNewConstHistogram(descEndpointDuration, uint64(e.count), e.sum, cum, name)
 	}
-	p("# HELP ssatd_auction_bids_won_total Winning bids written into pages, by seat.\n")
-	p("# TYPE ssatd_auction_bids_won_total counter\n")
-	for _, k := range slices.Sorted(maps.Keys(s.won)) {
-		p("ssatd_auction_bids_won_total{seat=%q} %d\n", k, s.won[k])
+	for seat, n := range s.won {
+		ch <- prometheus.MustNewConstMetric(descBidsWon, prometheus.CounterValue, float64(n), seat)
 	}
-	p("# HELP ssatd_auction_bids_ignored_total Bids ignored as unusable, by reason.\n")
-	p("# TYPE ssatd_auction_bids_ignored_total counter\n")
-	for _, k := range slices.Sorted(maps.Keys(s.ignored)) {
-		p("ssatd_auction_bids_ignored_total{reason=%q} %d\n", k, s.ignored[k])
+	for reason, n := range s.ignored {
+		ch <- prometheus.MustNewConstMetric(descBidsIgnored, prometheus.CounterValue, float64(n), reason)
 	}
-	return err
 }

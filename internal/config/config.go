@@ -37,6 +37,7 @@ type Config struct {
 	CreativeOpportunities CreativeOpportunities `toml:"creative_opportunities" env:"-"`
 	Bots                  BotsConfig            `toml:"bots" envPrefix:"BOTS_"`
 	Debug                 DebugConfig           `toml:"debug" envPrefix:"DEBUG_"`
+	Compute               ComputeConfig         `toml:"compute" envPrefix:"COMPUTE_"`
 }
 
 // ServerConfig is the [server] section.
@@ -210,6 +211,18 @@ type DebugConfig struct {
 	AllowModeOverride  bool `toml:"allow_mode_override" env:"ALLOW_MODE_OVERRIDE"`
 }
 
+// ComputeConfig is the [compute] section: a per-page CPU budget like the
+// per-request limit of an edge compute platform, checked against the
+// guest's thread CPU (docs/measuring.md, "Compute budget").
+type ComputeConfig struct {
+	// CPUBudgetMS is the guest CPU a page may use, in platform
+	// milliseconds (native CPU times CPUScale); 0 turns the check off.
+	CPUBudgetMS float64 `toml:"cpu_budget_ms" env:"CPU_BUDGET_MS"`
+	// CPUScale turns native CPU into the platform's: platform = native *
+	// CPUScale.
+	CPUScale float64 `toml:"cpu_scale" env:"CPU_SCALE"`
+}
+
 // Duration is a time.Duration written as a Go duration string ("15s") in
 // TOML and in the environment, which is easier to read than nanoseconds.
 type Duration struct {
@@ -299,6 +312,7 @@ func Defaults() *Config {
 		Bots: BotsConfig{
 			UserAgents: []string{"Googlebot", "Bingbot", "AhrefsBot", "SemrushBot", "DotBot"},
 		},
+		Compute: ComputeConfig{CPUScale: 1},
 	}
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"errors"
+	"math"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -413,6 +414,7 @@ func TestEnvNames(t *testing.T) {
 		"SSATD_CONSENT_GDPR_APPLIES", "SSATD_CONSENT_REQUIRE_TCF_PURPOSE1",
 		"SSATD_BOTS_USER_AGENTS",
 		"SSATD_DEBUG_DIAGNOSTICS_HEADERS", "SSATD_DEBUG_ALLOW_MODE_OVERRIDE",
+		"SSATD_COMPUTE_CPU_BUDGET_MS", "SSATD_COMPUTE_CPU_SCALE",
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("environment variable names:\n got %v\nwant %v", names, want)
@@ -723,6 +725,11 @@ func TestValidateRules(t *testing.T) {
 		}, "auction.static_bids[1].slot_id", `"bottom"`},
 		{"static bid without slot", func(c *Config) { c.Auction.StaticBids = []StaticBid{{HbPb: "1.00"}} }, "auction.static_bids[0].slot_id", "required"},
 		{"empty bot user agent", func(c *Config) { c.Bots.UserAgents = []string{"Googlebot", " "} }, "bots.user_agents[1]", "empty"},
+		{"negative cpu budget", func(c *Config) { c.Compute.CPUBudgetMS = -1 }, "compute.cpu_budget_ms", "got -1"},
+		{"infinite cpu budget", func(c *Config) { c.Compute.CPUBudgetMS = math.Inf(1) }, "compute.cpu_budget_ms", "positive"},
+		{"zero cpu scale", func(c *Config) { c.Compute.CPUScale = 0 }, "compute.cpu_scale", "got 0"},
+		{"huge cpu scale", func(c *Config) { c.Compute.CPUScale = 1000 }, "compute.cpu_scale", "at most 100"},
+		{"NaN cpu scale", func(c *Config) { c.Compute.CPUScale = math.NaN() }, "compute.cpu_scale", "NaN"},
 	}
 	for _, tt := range tests {
 		c := valid()

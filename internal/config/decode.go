@@ -205,6 +205,16 @@ func (d *decoder) value(dst reflect.Value, v any, key string) {
 			dst.SetInt(n)
 			return
 		}
+	case reflect.Float64:
+		// TOML keeps 1 and 1.0 apart; a number key takes either.
+		switch n := v.(type) {
+		case float64:
+			dst.SetFloat(n)
+			return
+		case int64:
+			dst.SetFloat(float64(n))
+			return
+		}
 	case reflect.Struct:
 		if m, ok := v.(map[string]any); ok {
 			d.table(dst, m, key)
@@ -348,6 +358,8 @@ func describeWant(t reflect.Type) string {
 		return "true or false"
 	case reflect.Int, reflect.Int64:
 		return "an integer"
+	case reflect.Float64:
+		return "a number"
 	case reflect.Struct, reflect.Map:
 		return "a table"
 	case reflect.Slice:

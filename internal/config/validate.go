@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"net/netip"
 	"net/url"
@@ -44,6 +45,7 @@ func (c *Config) Validate() error {
 	c.validateAddresses(&p)
 	c.validateCompression(&p)
 	c.validateAuctionAndSlots(&p)
+	c.validateCompute(&p)
 	for i, ua := range c.Bots.UserAgents {
 		if strings.TrimSpace(ua) == "" {
 			p.addf(fmt.Sprintf("bots.user_agents[%d]", i), "must not be empty")
@@ -420,4 +422,18 @@ func (c *Config) Warnings() []string {
 		w = append(w, e)
 	}
 	return w
+}
+
+// maxCPUScale bounds compute.cpu_scale: a platform a hundred times slower
+// than the machine that measured is a typo, not a calibration.
+const maxCPUScale = 100
+
+func (c *Config) validateCompute(p *problems) {
+	cc := c.Compute
+	if math.IsNaN(cc.CPUBudgetMS) || math.IsInf(cc.CPUBudgetMS, 0) || cc.CPUBudgetMS < 0 {
+		p.addf("compute.cpu_budget_ms", "must be 0 (off) or a positive number of milliseconds, got %v", cc.CPUBudgetMS)
+	}
+	if math.IsNaN(cc.CPUScale) || cc.CPUScale <= 0 || cc.CPUScale > maxCPUScale {
+		p.addf("compute.cpu_scale", "must be a factor above 0 and at most %d (1.0 = the platform runs as fast as this machine), got %v", maxCPUScale, cc.CPUScale)
+	}
 }

@@ -103,11 +103,14 @@ type state struct {
 	ae      compress.AcceptEncoding
 	viaGzip bool // gzhttp is in the chain (it added a Vary line)
 	choice  choice
+	in      int64 // body bytes the guest wrote
 }
 
 func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st := &state{ae: compress.ParseAcceptEncoding(r.Header.Values("Accept-Encoding"))}
-	bw := &brWriter{ResponseWriter: w, st: st, opts: e.brOpts, minSize: e.minSize}
+	d := &ssat.Delivery{}
+	sent := &sentWriter{ResponseWriter: w}
+	bw := &brWriter{ResponseWriter: sent, st: st, opts: e.brOpts, minSize: e.minSize}
 	h := e.plain
 	if st.ae.Q(string(compress.Gzip)) > 0 || st.ae.Q("zstd") > 0 {
 		st.viaGzip = true
@@ -123,9 +126,55 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			bw.abandon()
 		}
+		sent.report(d, st)
+		d.Finish()
 	}()
-	h.ServeHTTP(bw, r.WithContext(context.WithValue(r.Context(), stateKey{}, st)))
+	ctx := ssat.WithDelivery(context.WithValue(r.Context(), stateKey{}, st), d)
+	h.ServeHTTP(bw, r.WithContext(ctx))
 	completed = true
+}
+
+// sentWriter is the innermost writer, under every encoder: it sees what
+// the client receives, for the guest's access line and metrics.
+type sentWriter struct {
+	http.ResponseWriter
+	coding string // Content-Encoding when the final header went out
+	header bool
+	n      int64
+}
+
+func (s *sentWriter) WriteHeader(status int) {
+	if status >= 200 && !s.header {
+		s.header = true
+		s.coding = s.Header().Get("Content-Encoding")
+	}
+	s.ResponseWriter.WriteHeader(status)
+}
+
+func (s *sentWriter) Write(p []byte) (int, error) {
+	if !s.header {
+		s.WriteHeader(http.StatusOK)
+	}
+	n, err := s.ResponseWriter.Write(p)
+	s.n += int64(n)
+	return n, err
+}
+
+func (s *sentWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// report fills d once the response is over.
+func (s *sentWriter) report(d *ssat.Delivery, st *state) {
+	d.Coding = s.coding
+	if !s.header {
+		d.Coding = s.Header().Get("Content-Encoding")
+	}
+	if d.Coding == "" {
+		d.Coding = string(compress.Identity)
+	}
+	// The gate lets a coding through only for a response the guest left
+	// unencoded, so any coding on a compressed choice is the edge's.
+	d.Compressed = st.choice != choiceNone && d.Coding != string(compress.Identity)
+	d.BytesIn, d.BytesOut = st.in, s.n
 }
 
 func stateOf(r *http.Request) *state {
@@ -164,7 +213,9 @@ func (g *gateWriter) Write(p []byte) (int, error) {
 	if !g.written {
 		g.WriteHeader(http.StatusOK)
 	}
-	return g.ResponseWriter.Write(p)
+	n, err := g.ResponseWriter.Write(p)
+	g.st.in += int64(n)
+	return n, err
 }
 
 func (g *gateWriter) Flush() {

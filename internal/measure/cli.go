@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/cputime"
 )
 
 const usage = `usage:
@@ -245,7 +246,7 @@ func settings(o Options, cfgPath string) Settings {
 		name = "default"
 	}
 	return Settings{
-		Runs: o.Runs, CPUClock: cpuClock,
+		Runs: o.Runs, CPUClock: cputime.Clock,
 		OriginGzipLevel: o.OriginGzipLevel, OriginBrotliQuality: o.OriginBrotliQuality, OriginBrotliWindow: 22,
 		GuestGzipLevel: c.Compression.GzipLevel, GuestBrotliQuality: c.Compression.BrotliQuality,
 		DeliveryGzipLevel: c.Delivery.GzipLevel, DeliveryBrQuality: c.Delivery.BrotliQuality,

@@ -25,6 +25,7 @@ import (
 	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/cputime"
 	"github.com/ssatd/ssatd/internal/edge"
 	"github.com/ssatd/ssatd/internal/proxy"
 )
@@ -208,11 +209,11 @@ type sample struct {
 func timed(f func() error) (sample, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	c0, ok0 := threadCPU()
+	c0, ok0 := cputime.Thread()
 	t0 := time.Now()
 	err := f()
 	wall := time.Since(t0)
-	c1, ok1 := threadCPU()
+	c1, ok1 := cputime.Thread()
 	s := sample{wall: wall}
 	if ok0 && ok1 {
 		s.cpu = c1 - c0

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/cputime"
 )
 
 // testPage is a small page naming its own host, so that the URL rules and
@@ -259,7 +260,7 @@ func TestJSONShape(t *testing.T) {
 			if mr["equivalent"] != true || mr["out_bytes"].(float64) <= 0 || mr["wall_ms"].(float64) <= 0 {
 				t.Errorf("%s: %s = %v", name, m, mr)
 			}
-			if cpuClock != "unavailable" && mr["cpu_ms"].(float64) <= 0 {
+			if cputime.Clock != "unavailable" && mr["cpu_ms"].(float64) <= 0 {
 				t.Errorf("%s: %s cpu_ms = %v", name, m, mr["cpu_ms"])
 			}
 		}
@@ -293,7 +294,7 @@ func TestJSONShape(t *testing.T) {
 			t.Errorf("median_cpu_ms lacks %s", m)
 		}
 	}
-	if cpuClock != "unavailable" {
+	if cputime.Clock != "unavailable" {
 		want := med[ModeGzipToIdentity].(float64) / med[ModeGzipMirror].(float64)
 		if got := sum["offload_cpu_ratio"].(float64); math.Abs(got-want) > 1e-9 {
 			t.Errorf("offload_cpu_ratio %v, want %v", got, want)

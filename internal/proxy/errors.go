@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/metrics"
 	"github.com/ssatd/ssatd/internal/rewrite"
 )
 
@@ -156,7 +157,7 @@ func (g *Guest) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	x.status = f.status
 	x.outcome = outcomeError
 	x.fail(f.reason, err)
-	g.metrics.inc(f.reason)
+	g.metrics.Failure(f.reason, metrics.StageRefused)
 	if f.status == 0 {
 		// The client went away before the origin answered: there is no one
 		// to send a response to.

@@ -71,6 +71,9 @@ const (
 	DiagDelivery         = "X-Ssatd-Delivery-Compression"
 	DiagProcessedBytes   = "X-Ssatd-Processed-Bytes"
 	DiagProcessingMillis = "X-Ssatd-Processing-Ms"
+	// DiagGuestCPUMillis is the page's guest CPU in platform milliseconds:
+	// native thread CPU times compute.cpu_scale.
+	DiagGuestCPUMillis = "X-Ssatd-Guest-Cpu-Ms"
 )
 
 // deliveryOf names who compresses what the client receives: the platform
@@ -97,4 +100,5 @@ func applyDiagnostics(resp *http.Response, x *exchange, out compress.Coding, pla
 	}
 	resp.Trailer[DiagProcessedBytes] = nil
 	resp.Trailer[DiagProcessingMillis] = nil
+	resp.Trailer[DiagGuestCPUMillis] = nil
 }

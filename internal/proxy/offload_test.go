@@ -76,9 +76,17 @@ func TestOffloadEndToEnd(t *testing.T) {
 				if norm(got, off.host) != norm(mplain, mir.host) {
 					t.Fatalf("offload page differs from mirror page:\n%s\n%s", got, mplain)
 				}
+				// The access line reports what reached the client (the
+				// edge's coding and bytes) and the guest's own output apart.
 				line := off.accessLine(t, 1)
-				if line["mode"] != "offload" || line["output_coding"] != "identity" {
-					t.Errorf("access line: mode %v output %v", line["mode"], line["output_coding"])
+				if line["mode"] != "offload" || line["output_coding"] != orIdentity(client.want) ||
+					line["output_bytes"] != int64(len(body)) {
+					t.Errorf("access line: mode %v output %v %v bytes, client got %s %d bytes",
+						line["mode"], line["output_coding"], line["output_bytes"], orIdentity(client.want), len(body))
+				}
+				if line["guest_output_coding"] != "identity" || line["guest_output_bytes"] != int64(len(got)) {
+					t.Errorf("access line: guest output %v %v bytes, want identity %d bytes",
+						line["guest_output_coding"], line["guest_output_bytes"], len(got))
 				}
 			})
 		}

@@ -61,7 +61,7 @@ func TestPageThatNeverNamesTheOriginHostIsCountedAndLogged(t *testing.T) {
 		for logs.FilterMessage("access").Len() < accessLines && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
 		}
-		if got := g.Metrics().PagesWithoutOriginHost(); got != want {
+		if got := int64(g.Metrics().Sum("ssatd_pages_without_origin_host_total", nil)); got != want {
 			t.Fatalf("after %d pages: pages without origin host = %d, want %d", accessLines, got, want)
 		}
 	}

@@ -168,13 +168,16 @@ func (p *pipeline) open(dst io.Writer) error {
 func (p *pipeline) run() {
 	defer close(p.x.done)
 	defer p.body.Close()
-	st, err := p.process()
+	st, cpu, measured, err := p.timedProcess()
 	if err != nil {
 		p.x.abort(failureOf(p.x, err).reason, err)
 		// The reader side sees the error, ReverseProxy aborts the response
 		// (http.ErrAbortHandler): a truncated page never ends cleanly (§7).
 		p.pw.CloseWithError(err)
 		return
+	}
+	if measured {
+		p.spent(cpu)
 	}
 	if !st.HeadFound {
 		p.g.log.Info("no <head> start tag: nothing injected", zap.String("path", p.req.URL.Path))
@@ -185,7 +188,10 @@ func (p *pipeline) run() {
 		case <-p.started:
 			p.x.mu.Lock()
 			p.trailer.Set(DiagProcessedBytes, strconv.FormatInt(p.x.processedBytes, 10))
-			p.trailer.Set(DiagProcessingMillis, strconv.FormatFloat(float64(p.x.guestTime)/float64(time.Millisecond), 'f', 3, 64))
+			p.trailer.Set(DiagProcessingMillis, strconv.FormatFloat(millis(p.x.guestTime), 'f', 3, 64))
+			if p.x.cpuMeasured {
+				p.trailer.Set(DiagGuestCPUMillis, strconv.FormatFloat(millis(p.g.platformCPU(p.x.guestCPU)), 'f', 3, 64))
+			}
 			p.x.mu.Unlock()
 		case <-p.x.ctx.Done():
 		}
@@ -225,6 +231,7 @@ func (p *pipeline) process() (rewrite.Stats, error) {
 			wait += time.Since(t)
 			p.x.mu.Lock()
 			p.x.auctionOut = outcome
+			p.x.auctionTook = time.Since(p.x.auctionStart)
 			p.x.mu.Unlock()
 			s, err := rewrite.BidsScript(bids)
 			if err != nil {
@@ -405,7 +412,7 @@ func (g *Guest) noteOriginHost(r *http.Request, st rewrite.Stats) {
 	if st.URLsRewritten > 0 || st.Oversize {
 		return
 	}
-	g.metrics.unnamed.Add(1)
+	g.metrics.PageWithoutOriginHost()
 	g.log.Debug("page never named the origin host: no URL was rewritten",
 		zap.String("path", r.URL.Path), zap.String("origin_host", g.originHost))
 }

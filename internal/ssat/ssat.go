@@ -2,7 +2,8 @@
 // stages: the ad slots a page declares, the bids an auction returns, and the
 // header by which the guest asks the edge to compress. It has no behaviour
 // of its own, so that the auction, the rewriter, the guest and the edge can
-// all depend on it without depending on one another.
+// all depend on it without depending on one another. Delivery is the one
+// record the edge passes back to the guest.
 package ssat
 
 import "encoding/json"
