@@ -166,11 +166,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	if g.metrics == nil {
 		g.metrics = NewMetrics()
 	}
-	g.hosts = hostPolicy{domain: strings.ToLower(cfg.Publisher.Domain), trusted: cfg.Server.TrustedPrefixes}
-	g.hosts.allowed = append(g.hosts.allowed, g.hosts.domain)
-	for _, h := range cfg.Publisher.AllowedHosts {
-		g.hosts.allowed = append(g.hosts.allowed, strings.ToLower(h))
-	}
+	g.hosts = newHostPolicy(cfg.Publisher.Domain, cfg.Publisher.AllowedHosts, cfg.Server.TrustedPrefixes)
 	for _, b := range cfg.Bots.UserAgents {
 		if b = strings.ToLower(strings.TrimSpace(b)); b != "" {
 			g.bots = append(g.bots, b)
