@@ -63,6 +63,9 @@ type Guest struct {
 	log     *zap.Logger
 	metrics *Metrics
 	rp      *httputil.ReverseProxy
+	// via is this guest's own Via entry (RFC 9110 §7.6.3), added to every
+	// origin request; a request that already carries it has looped.
+	via string
 }
 
 // originOptions say where pages come from and how they are asked for
@@ -157,6 +160,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		log:     o.Logger,
 		metrics: o.Metrics,
 	}
+	g.via = newViaEntry()
 	if g.flushLatency <= 0 {
 		g.flushLatency = 50 * time.Millisecond
 	}
@@ -353,6 +357,17 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.route, x.status, x.reason = routeRejected, http.StatusLengthRequired, "request_transfer_encoding"
 		w.Header().Set("Connection", "close")
 		http.Error(w, "411 Length Required: request bodies must carry a Content-Length", http.StatusLengthRequired)
+		g.logExchange(r, x)
+		return
+	}
+	if g.looped(r) {
+		// The request has been through this guest before: the origin
+		// leads back here. Forwarding again would repeat until resources
+		// run out; 508 (RFC 5842 §7.2) ends it after one hop.
+		x.route, x.status, x.reason = routeRejected, http.StatusLoopDetected, "loop_detected"
+		g.log.Warn("request loop: the origin leads back to ssatd; check publisher.origin_url", zap.String("path", r.URL.Path))
+		w.Header().Set("Cache-Control", "no-store")
+		http.Error(w, "508 Loop Detected: publisher.origin_url leads back to ssatd", http.StatusLoopDetected)
 		g.logExchange(r, x)
 		return
 	}

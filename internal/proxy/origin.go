@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"net/http"
 	"net/http/httputil"
 	"strings"
@@ -25,6 +27,9 @@ func (g *Guest) rewriteOriginRequest(pr *httputil.ProxyRequest) {
 	}
 	pr.Out.Host = g.hostOverride
 	g.setForwarded(pr, x)
+	// Via is end-to-end: the client's entries pass on, and this hop's is
+	// appended (RFC 9110 §7.6.3), which is what looped() looks for.
+	pr.Out.Header.Add("Via", g.via)
 	if x.eligible {
 		for _, h := range conditionalHeaders {
 			pr.Out.Header.Del(h)
@@ -90,4 +95,26 @@ func withoutForwardedHost(values []string) []string {
 		}
 	}
 	return out
+}
+
+// newViaEntry returns this guest's Via entry: protocol and a pseudonym that
+// is unique to the process, so that two ssatd deployments in a chain are
+// not mistaken for a loop, while a request that comes back to this one is.
+func newViaEntry() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "1.1 ssatd-" + hex.EncodeToString(b[:])
+}
+
+// looped reports whether r already passed through this guest: one of its
+// Via entries is ours.
+func (g *Guest) looped(r *http.Request) bool {
+	for _, v := range r.Header.Values("Via") {
+		for _, entry := range strings.Split(v, ",") {
+			if strings.TrimSpace(entry) == g.via {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -252,3 +252,41 @@ func TestPrivacyHeadersOnEveryEligiblePath(t *testing.T) {
 		t.Fatalf("unreachable: status %d Cache-Control %q", resp.StatusCode, resp.Header.Get("Cache-Control"))
 	}
 }
+
+// An origin that leads back to the guest (origin_url naming ssatd itself,
+// or a chain that loops) is answered 508 after one hop, instead of the
+// request repeating until memory and file descriptors run out.
+func TestRequestLoopAnswered508(t *testing.T) {
+	var e *env
+	var hops atomic.Int32
+	e = newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hops.Add(1) > 5 {
+			http.Error(w, "looped", http.StatusInternalServerError)
+			return
+		}
+		e.guest.ServeHTTP(w, r) // the origin is ssatd itself
+	}))
+	resp, body := e.mustGet(t, "/", navigate)
+	if resp.StatusCode != http.StatusLoopDetected {
+		t.Fatalf("status %d (%s), want 508", resp.StatusCode, body)
+	}
+	if n := hops.Load(); n != 1 {
+		t.Fatalf("the request reached the origin %d times, want 1", n)
+	}
+	if got := e.accessLine(t, 1)["reason"]; got != "loop_detected" {
+		t.Fatalf("first access line reason %v, want loop_detected", got)
+	}
+}
+
+// Via is appended to origin requests, after the client's own entries.
+func TestOriginRequestCarriesVia(t *testing.T) {
+	seen := make(chan []string, 1)
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Header.Values("Via")
+	}))
+	e.mustGet(t, "/", header("Via", "1.1 cdn.example"))
+	via := <-seen
+	if len(via) != 2 || via[0] != "1.1 cdn.example" || !strings.HasPrefix(via[1], "1.1 ssatd-") {
+		t.Fatalf("origin saw Via %q, want the client's entry then ssatd's", via)
+	}
+}
