@@ -29,6 +29,9 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	req := resp.Request
 	x := exchangeOf(req)
 	x.status = resp.StatusCode
+	if err := g.wholeRepresentation(resp, x); err != nil {
+		return err
+	}
 	rt, coding := classify(req.Method, resp)
 	x.route = rt
 	x.originCoding = contentEncodingForLog(resp.Header)

@@ -1,0 +1,85 @@
+package proxy
+
+// Tests of the edge cases of issue 12: what an odd origin or a hostile
+// client got wrong, each named after what it catches.
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A ranged request for an HTML page that is rewritten must not get the
+// origin's 206 rewritten under the origin's Content-Range: the guest
+// fetches the whole page without Range and If-Range and answers 200 (RFC
+// 9110 §14.2). Parts of other content still pass through as 206.
+func TestRangeOnRewriteRouteAnswersWholePage(t *testing.T) {
+	var mu sync.Mutex
+	var ranges []string
+	page := "<html><head><title>t</title></head><body>" + strings.Repeat("p", 500) + "</body></html>"
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		ranges = append(ranges, r.Header.Get("Range")+"|"+r.Header.Get("If-Range"))
+		mu.Unlock()
+		ct := "text/html; charset=utf-8"
+		if r.URL.Path == "/video" {
+			ct = "video/mp4"
+		}
+		w.Header().Set("Content-Type", ct)
+		w.Header().Set("ETag", `"v1"`)
+		http.ServeContent(w, r, "", time.Time{}, strings.NewReader(page))
+	}))
+	for _, tt := range []struct {
+		name string
+		opts []reqOpt
+	}{
+		{"non-eligible", []reqOpt{header("Range", "bytes=0-39")}},
+		{"non-eligible with If-Range", []reqOpt{header("Range", "bytes=0-39"), header("If-Range", `"v1"`)}},
+		{"eligible", []reqOpt{navigate, header("Range", "bytes=0-39")}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mu.Lock()
+			ranges = nil
+			mu.Unlock()
+			resp, body := e.mustGet(t, "/", tt.opts...)
+			if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Range") != "" {
+				t.Fatalf("status %d Content-Range %q, want 200 without Content-Range", resp.StatusCode, resp.Header.Get("Content-Range"))
+			}
+			if !bytes.Contains(body, []byte(`id="trustedserver-js"`)) || !bytes.HasSuffix(body, []byte("</body></html>")) ||
+				!bytes.Contains(body, []byte(strings.Repeat("p", 500))) {
+				t.Fatalf("not the whole rewritten page: %s", body)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if last := ranges[len(ranges)-1]; last != "|" {
+				t.Fatalf("the page the guest rewrote was asked for with Range|If-Range %q", last)
+			}
+		})
+	}
+	resp, body := e.mustGet(t, "/video", header("Range", "bytes=0-39"))
+	if resp.StatusCode != http.StatusPartialContent || len(body) != 40 || resp.Header.Get("Content-Range") != fmt.Sprintf("bytes 0-39/%d", len(page)) {
+		t.Fatalf("a part of other content: status %d, %d bytes, Content-Range %q", resp.StatusCode, len(body), resp.Header.Get("Content-Range"))
+	}
+}
+
+// An origin that answers 206 to a request without Range cannot be
+// rewritten: 502, with the privacy headers for an eligible request.
+func TestUnaskedPartialContentIs502(t *testing.T) {
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Range", "bytes 0-9/100")
+		w.WriteHeader(http.StatusPartialContent)
+		w.Write([]byte("<html><he"))
+	}))
+	resp, _ := e.mustGet(t, "/", navigate)
+	if resp.StatusCode != http.StatusBadGateway || resp.Header.Get("Cache-Control") != privateCacheControl {
+		t.Fatalf("status %d Cache-Control %q", resp.StatusCode, resp.Header.Get("Cache-Control"))
+	}
+	if got := e.accessLine(t, 1)["reason"]; got != "origin_partial_content" {
+		t.Fatalf("reason %v", got)
+	}
+}
