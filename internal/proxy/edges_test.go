@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ssatd/ssatd/internal/compress"
 )
 
 // A ranged request for an HTML page that is rewritten must not get the
@@ -81,5 +83,57 @@ func TestUnaskedPartialContentIs502(t *testing.T) {
 	}
 	if got := e.accessLine(t, 1)["reason"]; got != "origin_partial_content" {
 		t.Fatalf("reason %v", got)
+	}
+}
+
+// A small page whose body fails inside the first buffer has sent nothing
+// yet: the client gets a 502 with a plain-text error, as for a failure
+// before the headers, not an empty reply.
+func TestFailureBeforeFirstByteIs502(t *testing.T) {
+	page := []byte("<html><head><title>small</title></head><body><p>hello</p></body></html>")
+	for _, tt := range []struct {
+		name   string
+		coding compress.Coding
+		body   func([]byte) []byte
+		reason string
+	}{
+		{"truncated gzip", compress.Gzip, func(b []byte) []byte { return b[:len(b)/2] }, reasonTruncated},
+		{"truncated br", compress.Brotli, func(b []byte) []byte { return b[:len(b)/2] }, reasonTruncated},
+		{"corrupt deflate", compress.Deflate, func(b []byte) []byte {
+			b = append([]byte{}, b...)
+			for i := len(b) / 2; i < len(b); i++ {
+				b[i] ^= 0x5a
+			}
+			return b
+		}, reasonCorrupt},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			body := tt.body(encode(t, tt.coding, page))
+			e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				w.Header().Set("Content-Encoding", string(tt.coding))
+				w.Header().Set("Cache-Control", "public, max-age=600")
+				w.Write(body)
+			}))
+			e.guest.flushLatency = time.Second // no timer flush can come first on a loaded machine
+			resp, got, err := e.get(t, "/", navigate, header("Accept-Encoding", string(tt.coding)))
+			if err != nil {
+				t.Fatalf("no response: %v", err)
+			}
+			if resp.StatusCode != http.StatusBadGateway || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" ||
+				!strings.HasPrefix(string(got), "502 Bad Gateway") {
+				t.Fatalf("status %d, Content-Type %q, body %q; want a plain-text 502", resp.StatusCode, resp.Header.Get("Content-Type"), got)
+			}
+			if cc := resp.Header.Get("Cache-Control"); cc != privateCacheControl {
+				t.Fatalf("Cache-Control %q on the eligible error", cc)
+			}
+			line := e.accessLine(t, 1)
+			if line["reason"] != tt.reason || line["outcome"] != outcomeError {
+				t.Fatalf("reason %v outcome %v, want %s %s", line["reason"], line["outcome"], tt.reason, outcomeError)
+			}
+			if n := e.guest.Metrics().Failures(tt.reason); n != 1 {
+				t.Fatalf("metric %s = %d, want 1", tt.reason, n)
+			}
+		})
 	}
 }

@@ -103,12 +103,47 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	}
 	x.done = make(chan struct{})
 	x.pipe = pr
+	p.first = newFirstBytes()
+	p.sent.first = p.first.wrote
 	go p.run()
+	// The status line is committed only once the first body bytes are
+	// ready: a page that fails before any (a small truncated or corrupt
+	// body fails inside the first buffer) still gets a 502 with a
+	// plain-text error instead of an empty reply (docs/behaviour.md,
+	// "Errors").
+	<-p.first.ready
+	if err := p.first.err; err != nil {
+		return &guestError{status: http.StatusBadGateway, reason: failureOf(x, err).reason,
+			msg: "the origin response failed before any of it could be sent", cause: err}
+	}
 	resp.Body = pr
 	if p.started != nil {
 		resp.Body = &firstReadSignal{ReadCloser: pr, started: p.started}
 	}
 	return nil
+}
+
+// firstBytes tells startPipeline when the response may be committed: when
+// the pipeline first hands bytes to the client side, or when it ends. err
+// is set when it failed before that, and is read only after ready.
+type firstBytes struct {
+	once  sync.Once
+	ready chan struct{}
+	err   error
+}
+
+func newFirstBytes() *firstBytes { return &firstBytes{ready: make(chan struct{})} }
+
+func (f *firstBytes) wrote() { f.once.Do(func() { close(f.ready) }) }
+
+// failed records err if no byte was handed on yet, and reports whether it
+// did: the failure is then answered before the headers.
+func (f *firstBytes) failed(err error) (early bool) {
+	f.once.Do(func() {
+		f.err, early = err, true
+		close(f.ready)
+	})
+	return early
 }
 
 func contentEncodingForLog(h http.Header) string {
@@ -145,6 +180,7 @@ type pipeline struct {
 	// which time ReverseProxy has finished reading the trailer's keys.
 	trailer http.Header
 	started chan struct{}
+	first   *firstBytes // served pipelines only
 	out     *bufio.Writer
 	enc     compress.Writer
 	front   *latencyWriter
@@ -173,12 +209,18 @@ func (p *pipeline) run() {
 	defer p.body.Close()
 	st, err := p.process()
 	if err != nil {
+		if p.first.failed(err) {
+			// Nothing was sent: startPipeline answers with an error.
+			p.pw.CloseWithError(err)
+			return
+		}
 		p.x.abort(failureOf(p.x, err).reason, err)
 		// The reader side sees the error, ReverseProxy aborts the response
 		// (http.ErrAbortHandler): a truncated page never ends cleanly (§7).
 		p.pw.CloseWithError(err)
 		return
 	}
+	p.first.wrote() // an empty page: the end is ready
 	if !st.HeadFound {
 		p.g.log.Info("no <head> start tag: nothing injected", zap.String("path", p.req.URL.Path))
 	}
@@ -387,11 +429,16 @@ func limitDetail(limit int64, c compress.Coding, m mode, declared int64) []zap.F
 
 // countWriter counts the encoded bytes handed to the client side.
 type countWriter struct {
-	w io.Writer
-	n int64
+	w     io.Writer
+	n     int64
+	first func() // called before the first bytes are handed on
 }
 
 func (c *countWriter) Write(p []byte) (int, error) {
+	if c.first != nil && len(p) > 0 {
+		c.first()
+		c.first = nil
+	}
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
