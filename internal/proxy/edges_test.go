@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/config"
 )
 
 // A ranged request for an HTML page that is rewritten must not get the
@@ -133,6 +134,47 @@ func TestFailureBeforeFirstByteIs502(t *testing.T) {
 			}
 			if n := e.guest.Metrics().Failures(tt.reason); n != 1 {
 				t.Fatalf("metric %s = %d, want 1", tt.reason, n)
+			}
+		})
+	}
+}
+
+// On a path that matches a slot, a browser navigation gets the page with
+// ads and a bot or a script gets it without: both are variants of one URL
+// chosen by headers a shared cache does not key on, so neither may be
+// stored. The ad-free one kept the origin's public policy and
+// Surrogate-Control, and a CDN in front served it to every browser.
+func TestAdFreeVariantIsNotPubliclyCacheable(t *testing.T) {
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Cache-Control", "public, max-age=600")
+		w.Header().Set("Surrogate-Control", "max-age=600")
+		w.Header().Set("ETag", `"v1"`)
+		w.Write([]byte("<html><head></head><body></body></html>"))
+	}), func(c *config.Config) { c.CreativeOpportunities.Slots[0].PagePatterns = []string{"/news/**"} })
+	for _, tt := range []struct {
+		name, path string
+		opts       []reqOpt
+		private    bool
+	}{
+		{"browser on a slot path", "/news/a", []reqOpt{navigate}, true},
+		{"bot on a slot path", "/news/a", []reqOpt{navigate, header("User-Agent", "Googlebot/2.1")}, true},
+		{"Accept */* on a slot path", "/news/a", []reqOpt{header("Accept", "*/*")}, true},
+		{"prefetch on a slot path", "/news/a", []reqOpt{navigate, header("Sec-Purpose", "prefetch")}, true},
+		{"bot on a path without slots", "/about", []reqOpt{navigate, header("User-Agent", "Googlebot/2.1")}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, _ := e.mustGet(t, tt.path, tt.opts...)
+			h := resp.Header
+			if tt.private {
+				if h.Get("Cache-Control") != privateCacheControl || h.Get("Surrogate-Control") != "" || h.Get("ETag") != "" {
+					t.Fatalf("a variant of an ad page is cacheable: Cache-Control %q, Surrogate-Control %q, ETag %q",
+						h.Get("Cache-Control"), h.Get("Surrogate-Control"), h.Get("ETag"))
+				}
+				return
+			}
+			if h.Get("Cache-Control") != "public, max-age=600" || h.Get("ETag") != `W/"v1"` {
+				t.Fatalf("a page without ads lost its cache policy: %v", h)
 			}
 		})
 	}

@@ -261,10 +261,15 @@ type prepared struct {
 	view       clientView
 	eligible   bool
 	ineligible string // why not, when !eligible
-	slots      []ssat.Slot
-	auction    *auction.Call
-	ctx        context.Context // the origin request's; cancelled with a cause (errors.go)
-	cancel     context.CancelCauseFunc
+	// adPath: the auction is on and the path matches a slot, so some
+	// request for this URL gets the page with ads. Every rewritten
+	// response for it is then private, the ad-free variant included
+	// (docs/behaviour.md, "Eligible pages").
+	adPath  bool
+	slots   []ssat.Slot
+	auction *auction.Call
+	ctx     context.Context // the origin request's; cancelled with a cause (errors.go)
+	cancel  context.CancelCauseFunc
 }
 
 // handled is written by the handler goroutine only: the mode in prepare,
@@ -421,6 +426,7 @@ func (g *Guest) prepare(x *exchange, r *http.Request) {
 		}
 	}
 	x.eligible = x.ineligible == ineligibleNone
+	x.adPath = x.eligible || (g.auctionEnabled && g.hasSlot(r.URL.Path))
 	x.mode = g.modeFor(x, r)
 	x.ctx, x.cancel = context.WithCancelCause(r.Context())
 	if x.eligible {
@@ -431,6 +437,15 @@ func (g *Guest) prepare(x *exchange, r *http.Request) {
 func exchangeOf(r *http.Request) *exchange {
 	x, _ := r.Context().Value(exchangeKey{}).(*exchange)
 	return x
+}
+
+func (g *Guest) hasSlot(path string) bool {
+	for i := range g.slots {
+		if g.slots[i].Matches(path) {
+			return true
+		}
+	}
+	return false
 }
 
 func (g *Guest) matchSlots(path string) []ssat.Slot {
