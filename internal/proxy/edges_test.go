@@ -6,7 +6,10 @@ package proxy
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
 	"strings"
 	"sync"
 	"testing"
@@ -175,6 +178,73 @@ func TestAdFreeVariantIsNotPubliclyCacheable(t *testing.T) {
 			}
 			if h.Get("Cache-Control") != "public, max-age=600" || h.Get("ETag") != `W/"v1"` {
 				t.Fatalf("a page without ads lost its cache policy: %v", h)
+			}
+		})
+	}
+}
+
+// Origin URLs in response headers are rewritten like the links in the
+// body: redirects, Content-Location, Refresh, Link (on 103 Early Hints
+// too) and cookies scoped to the origin host. nginx's absolute redirects
+// sent users straight to the origin.
+func TestOriginURLsInHeadersRewritten(t *testing.T) {
+	var e *env
+	e = newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, _ := splitHost(e.host)
+		h := w.Header()
+		h.Set("Link", "<http://"+e.host+"/early.css>; rel=preload; as=style")
+		w.WriteHeader(http.StatusEarlyHints)
+		h.Set("Link", "<//"+e.host+"/s.css>; rel=preload; as=style, </rel.css>; rel=preload")
+		h.Set("Location", "http://"+e.host+"/next?a=1")
+		h.Set("Content-Location", "http://"+e.host+"/page.html")
+		h.Set("Refresh", "5; url=http://"+e.host+"/later")
+		h.Add("Set-Cookie", "a=1; Path=/; Domain=."+strings.ToUpper(name)+"; HttpOnly")
+		h.Add("Set-Cookie", "b=2; Domain=other.example")
+		switch r.URL.Path {
+		case "/redirect":
+			w.WriteHeader(http.StatusFound)
+		case "/page":
+			h.Set("Content-Type", "text/html")
+			w.Write([]byte("<html><head></head><body></body></html>"))
+		}
+	}))
+	for _, path := range []string{"/redirect", "/page"} {
+		t.Run(path, func(t *testing.T) {
+			var early []string
+			trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+				early = append(early, h.Values("Link")...)
+				return nil
+			}}
+			req, _ := http.NewRequest(http.MethodGet, e.front.URL+path, nil)
+			req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
+			req.Host = testDomain
+			navigate(req)
+			// The transport itself: a client would follow the redirect.
+			resp, err := client.Transport.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			h := resp.Header
+			pub := "http://" + testDomain
+			want := map[string]string{
+				"Location":         pub + "/next?a=1",
+				"Content-Location": pub + "/page.html",
+				"Refresh":          "5; url=" + pub + "/later",
+				"Link":             "<//" + testDomain + "/s.css>; rel=preload; as=style, </rel.css>; rel=preload",
+			}
+			for k, v := range want {
+				if h.Get(k) != v {
+					t.Errorf("%s = %q, want %q", k, h.Get(k), v)
+				}
+			}
+			cookies := h.Values("Set-Cookie")
+			if len(cookies) != 2 || cookies[0] != "a=1; Path=/; Domain="+testDomain+"; HttpOnly" || cookies[1] != "b=2; Domain=other.example" {
+				t.Errorf("Set-Cookie = %q", cookies)
+			}
+			if len(early) != 1 || early[0] != "<"+pub+"/early.css>; rel=preload; as=style" {
+				t.Errorf("103 Link = %q", early)
 			}
 		})
 	}

@@ -411,7 +411,7 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			panic(p)
 		}
 	}()
-	g.rp.ServeHTTP(w, r.WithContext(context.WithValue(x.ctx, exchangeKey{}, x)))
+	g.rp.ServeHTTP(&headerRewriter{ResponseWriter: w, g: g, v: x.view}, r.WithContext(context.WithValue(x.ctx, exchangeKey{}, x)))
 }
 
 // prepare decides eligibility, mode and slots, and starts the auction: all
