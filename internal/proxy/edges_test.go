@@ -249,3 +249,65 @@ func TestOriginURLsInHeadersRewritten(t *testing.T) {
 		})
 	}
 }
+
+// HEAD of a page that GET would rewrite carries GET's headers (RFC 9110
+// §9.3.2): it had the origin's Content-Length, strong ETag and public
+// policy while GET answered chunked, W/ or private.
+func TestHeadCarriesGetHeaders(t *testing.T) {
+	page := []byte("<html><head></head><body>" + strings.Repeat("x", 3000) + "</body></html>")
+	origin := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Type", "text/html")
+		h.Set("Cache-Control", "public, max-age=600")
+		h.Set("Surrogate-Control", "max-age=600")
+		h.Set("ETag", `"v1"`)
+		h.Set("Accept-Ranges", "bytes")
+		body := page
+		if compress.ParseAcceptEncoding(r.Header.Values("Accept-Encoding")).Accepts("gzip") {
+			body = encode(t, compress.Gzip, page)
+			h.Set("Content-Encoding", "gzip")
+		}
+		h.Set("Content-Length", fmt.Sprint(len(body)))
+		if r.Method != http.MethodHead {
+			w.Write(body)
+		}
+	})
+	compared := []string{"Cache-Control", "Surrogate-Control", "ETag", "Accept-Ranges", "Content-Encoding", HintHeader, "Vary"}
+	for _, tt := range []struct {
+		name string
+		mut  func(*config.Config)
+		path string
+		opts []reqOpt
+	}{
+		{"eligible page", nil, "/news/a", []reqOpt{navigate}},
+		{"ad-free variant", nil, "/news/a", []reqOpt{header("Accept", "*/*")}},
+		{"page without slots", nil, "/about", []reqOpt{navigate}},
+		{"offload", func(c *config.Config) {
+			c.Platform.DeliveryCompression = config.DeliveryCompressionExternal
+			c.Publisher.SSATCompressionOffloadEnabled = true
+		}, "/news/a", []reqOpt{navigate}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			muts := []func(*config.Config){func(c *config.Config) { c.CreativeOpportunities.Slots[0].PagePatterns = []string{"/news/**"} }}
+			if tt.mut != nil {
+				muts = append(muts, tt.mut)
+			}
+			e := newEnv(t, origin, muts...)
+			opts := append(tt.opts, header("Accept-Encoding", "gzip"))
+			get, _ := e.mustGet(t, tt.path, opts...)
+			head, _ := e.mustGet(t, tt.path, append(opts, func(r *http.Request) { r.Method = http.MethodHead })...)
+			if head.StatusCode != get.StatusCode {
+				t.Fatalf("HEAD status %d, GET %d", head.StatusCode, get.StatusCode)
+			}
+			if get.ContentLength != -1 || head.Header.Get("Content-Length") != "" {
+				t.Errorf("GET length %d, HEAD Content-Length %q: HEAD must not promise a length GET does not send",
+					get.ContentLength, head.Header.Get("Content-Length"))
+			}
+			for _, k := range compared {
+				if g, h := strings.Join(get.Header.Values(k), ", "), strings.Join(head.Header.Values(k), ", "); g != h {
+					t.Errorf("%s: GET %q, HEAD %q", k, g, h)
+				}
+			}
+		})
+	}
+}

@@ -429,7 +429,7 @@ func (g *Guest) prepare(x *exchange, r *http.Request) {
 	x.adPath = x.eligible || (g.auctionEnabled && g.hasSlot(r.URL.Path))
 	x.mode = g.modeFor(x, r)
 	x.ctx, x.cancel = context.WithCancelCause(r.Context())
-	if x.eligible {
+	if x.eligible && r.Method == http.MethodGet {
 		x.auction = auction.Start(x.ctx, g.provider, auction.Request{Path: r.URL.Path, Slots: x.slots}, g.auctionTimeout)
 	}
 }

@@ -207,7 +207,7 @@ func TestPassThroughUntouched(t *testing.T) {
 
 func TestHeadRequestHeadersOnly(t *testing.T) {
 	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Type", "application/pdf") // HTML would get GET's headers
 		w.Header().Set("Content-Length", "1234")
 	}))
 	req, _ := http.NewRequest(http.MethodHead, e.front.URL+"/", nil)

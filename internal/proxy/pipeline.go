@@ -42,6 +42,18 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 		return &guestError{status: http.StatusBadGateway, reason: "origin_304_to_eligible", msg: "the origin answered 304 Not Modified to an unconditional request"}
 	}
 	if rt != routePipeline {
+		if getRoute, coding := classify(http.MethodGet, resp); req.Method == http.MethodHead && getRoute == routePipeline {
+			// A HEAD gets the headers GET would get (RFC 9110 §9.3.2): no
+			// length, a weak or no validator, the privacy policy.
+			out := coding
+			if x.mode == modeOffload {
+				out = compress.Identity
+			}
+			x.outCoding = string(out)
+			applyRewrittenHeaders(resp.Header, x, out, g.canHint)
+			resp.ContentLength = -1
+			return nil
+		}
 		g.passThrough(resp, x, rt)
 		return nil
 	}
