@@ -311,3 +311,38 @@ func TestHeadCarriesGetHeaders(t *testing.T) {
 		})
 	}
 }
+
+// A digest trailer of the origin's body is false for the rewritten body:
+// it is dropped on the rewrite route, announced or not, while other
+// trailers pass, and a pass-through body keeps it.
+func TestRepresentationTrailersDroppedOnRewrite(t *testing.T) {
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Trailer", "Content-Digest, Server-Timing")
+		ct := "text/html"
+		if r.URL.Path == "/data" {
+			ct = "application/octet-stream"
+		}
+		h.Set("Content-Type", ct)
+		w.Write([]byte("<html><head></head><body>b</body></html>"))
+		h.Set("Content-Digest", "sha-256=:AAAA:")
+		h.Set("Server-Timing", "db;dur=1")
+		h.Set(http.TrailerPrefix+"Repr-Digest", "sha-256=:BBBB:")
+	}))
+	for _, tt := range []struct {
+		path    string
+		digests bool
+	}{{"/page", false}, {"/data", true}} {
+		resp, _ := e.mustGet(t, tt.path, navigate)
+		tr := resp.Trailer
+		if got := tr.Get("Content-Digest") != "" && tr.Get("Repr-Digest") != ""; got != tt.digests {
+			t.Errorf("%s: trailers %v, want digests kept=%v", tt.path, tr, tt.digests)
+		}
+		if !tt.digests && (tr.Get("Content-Digest") != "" || tr.Get("Repr-Digest") != "") {
+			t.Errorf("%s: a digest trailer of the origin body on the rewritten body: %v", tt.path, tr)
+		}
+		if tr.Get("Server-Timing") != "db;dur=1" {
+			t.Errorf("%s: other trailer lost: %v", tt.path, tr)
+		}
+	}
+}

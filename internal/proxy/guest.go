@@ -411,7 +411,9 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			panic(p)
 		}
 	}()
-	g.rp.ServeHTTP(&headerRewriter{ResponseWriter: w, g: g, v: x.view}, r.WithContext(context.WithValue(x.ctx, exchangeKey{}, x)))
+	hw := &headerRewriter{ResponseWriter: w, g: g, x: x}
+	g.rp.ServeHTTP(hw, r.WithContext(context.WithValue(x.ctx, exchangeKey{}, x)))
+	hw.dropTrailers()
 }
 
 // prepare decides eligibility, mode and slots, and starts the auction: all

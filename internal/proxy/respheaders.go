@@ -55,18 +55,61 @@ func (g *Guest) rewriteCookieDomain(c, requestHost string) string {
 	return strings.Join(parts, ";")
 }
 
-// headerRewriter rewrites the URL headers of every response ReverseProxy
-// writes, interim and final, just before they go out: ReverseProxy copies
-// a 103's headers and writes them at once, with no hook of its own.
+// representationTrailers describe the origin's body; on the rewrite route
+// the body is not the origin's any more, so they would be false.
+var representationTrailers = []string{"Content-Digest", "Repr-Digest", "Digest", "Content-MD5", "ETag"}
+
+// headerRewriter applies the header rules ReverseProxy leaves no hook for,
+// just before headers go out: the URL headers of every response, interim
+// (103 Early Hints, which ReverseProxy copies and writes at once) and
+// final, and the announced trailers of a rewritten page.
 type headerRewriter struct {
 	http.ResponseWriter
 	g *Guest
-	v clientView
+	x *exchange
 }
 
 func (w *headerRewriter) WriteHeader(code int) {
-	w.g.rewriteURLHeaders(w.Header(), w.v)
+	h := w.Header()
+	w.g.rewriteURLHeaders(h, w.x.view)
+	if code >= 200 && w.x.route == routePipeline {
+		var keep []string
+		for _, v := range h.Values("Trailer") {
+			for _, k := range strings.Split(v, ",") {
+				if k = strings.TrimSpace(k); k != "" && !isRepresentationTrailer(k) {
+					keep = append(keep, k)
+				}
+			}
+		}
+		h.Del("Trailer")
+		if len(keep) > 0 {
+			h.Set("Trailer", strings.Join(keep, ", "))
+		}
+	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// dropTrailers removes the representation trailers ReverseProxy copied
+// after a rewritten body, announced or not (http.TrailerPrefix), before
+// the server sends them when the handler returns.
+func (w *headerRewriter) dropTrailers() {
+	if w.x.route != routePipeline {
+		return
+	}
+	h := w.Header()
+	for _, k := range representationTrailers {
+		h.Del(k)
+		h.Del(http.TrailerPrefix + k)
+	}
+}
+
+func isRepresentationTrailer(k string) bool {
+	for _, r := range representationTrailers {
+		if strings.EqualFold(k, r) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *headerRewriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
