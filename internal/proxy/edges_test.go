@@ -346,3 +346,21 @@ func TestRepresentationTrailersDroppedOnRewrite(t *testing.T) {
 		}
 	}
 }
+
+// The bids script never lands in raw text or RCDATA: a page that ends
+// inside an unterminated <textarea> showed it as the textarea's text. It
+// is left out, and the log says why.
+func TestBidsScriptNotInjectedIntoUnterminatedTextarea(t *testing.T) {
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<html><head></head><body><form><textarea name=t>draft"))
+	}))
+	_, body := e.mustGet(t, "/", navigate)
+	if want := "<textarea name=t>draft"; !bytes.HasSuffix(body, []byte(want)) || bytes.Contains(body, []byte("window.tsjs=window.tsjs||{};var b=")) {
+		t.Fatalf("page %q: want it to end with %q and carry no bids script", body, want)
+	}
+	e.accessLine(t, 1)
+	if n := e.logs.FilterMessageSnippet("bids script not injected: the page ends inside <textarea>").Len(); n != 1 {
+		t.Fatalf("%d log lines say the bids script was left out, want 1", n)
+	}
+}

@@ -233,6 +233,10 @@ func (p *pipeline) run() {
 		return
 	}
 	p.first.wrote() // an empty page: the end is ready
+	if st.BodyEndSkipped != "" {
+		p.g.log.Info("bids script not injected: the page ends inside <"+st.BodyEndSkipped+">",
+			zap.String("path", p.req.URL.Path))
+	}
 	if !st.HeadFound {
 		p.g.log.Info("no <head> start tag: nothing injected", zap.String("path", p.req.URL.Path))
 	}

@@ -54,6 +54,11 @@ type Stats struct {
 	HeadFound     bool  // a <head> start tag was found and HeadPrepend written
 	Oversize      bool  // a token exceeded MaxTokenBytes; the rest was copied as is
 	BodyEndFound  bool  // a </body> end tag was found
+	// BodyEndSkipped names the element (textarea, plaintext, script, ...)
+	// whose raw text or RCDATA the page ended in, without </body>: BodyEnd
+	// was not called, because its result would have been that element's
+	// text, shown or run as part of it.
+	BodyEndSkipped string
 	URLsRewritten int   // attribute values changed
 	InBytes       int64 // bytes consumed from the source
 	OutBytes      int64 // bytes written to the destination
@@ -67,7 +72,10 @@ type rewriter struct {
 	opts  *Options
 	hosts hostRewriter
 	stats Stats
-	attrs []attr
+	// rawOpen is the element whose raw text or RCDATA the tokenizer is in
+	// (it reports the content as text until the matching end tag).
+	rawOpen string
+	attrs   []attr
 	buf   []byte
 	err   error
 }
@@ -112,12 +120,18 @@ func Rewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
 				return rw.stats, err
 			}
 			if !bodyEndDone && rw.err == nil {
-				rw.bodyEnd()
+				if rw.rawOpen != "" && !rw.stats.Oversize {
+					rw.stats.BodyEndSkipped = rw.rawOpen
+				} else {
+					rw.bodyEnd()
+				}
 			}
 			return rw.stats, rw.err
 		case html.StartTagToken, html.SelfClosingTagToken:
 			rw.startTag(raw)
+			rw.rawOpen = rawTextElement(tagName(raw))
 		case html.EndTagToken:
+			rw.rawOpen = "" // inside raw text, only the element's own end tag is a tag
 			if !bodyEndDone && bytes.EqualFold(tagName(raw), []byte("body")) {
 				bodyEndDone = true
 				rw.stats.BodyEndFound = true
@@ -244,4 +258,17 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// rawTextElement returns the lower-case name of an element whose content
+// the tokenizer reads as raw text or RCDATA (the HTML standard's raw text
+// and escapable raw text elements, plus plaintext, xmp, iframe, noembed,
+// noframes and noscript as golang.org/x/net/html treats them), else "".
+func rawTextElement(name []byte) string {
+	for _, n := range []string{"script", "style", "textarea", "title", "plaintext", "xmp", "iframe", "noembed", "noframes", "noscript"} {
+		if bytes.EqualFold(name, []byte(n)) {
+			return n
+		}
+	}
+	return ""
 }
