@@ -51,17 +51,18 @@ const DefaultMaxTokenBytes = 2 << 20
 
 // Stats describe what one rewrite did.
 type Stats struct {
-	HeadFound    bool // a <head> start tag was found and HeadPrepend written
-	Oversize     bool // a token exceeded MaxTokenBytes; the rest was copied as is
-	BodyEndFound bool // a </body> end tag was found
+	HeadFound     bool  // a <head> start tag was found and HeadPrepend written
+	Oversize      bool  // a token exceeded MaxTokenBytes; the rest was copied as is
+	BodyEndFound  bool  // a </body> end tag was found
+	URLsRewritten int   // attribute values changed
+	InBytes       int64 // bytes consumed from the source
+	OutBytes      int64 // bytes written to the destination
+
 	// BodyEndSkipped names the element (textarea, plaintext, script, ...)
 	// whose raw text or RCDATA the page ended in, without </body>: BodyEnd
 	// was not called, because its result would have been that element's
 	// text, shown or run as part of it.
 	BodyEndSkipped string
-	URLsRewritten  int   // attribute values changed
-	InBytes        int64 // bytes consumed from the source
-	OutBytes       int64 // bytes written to the destination
 }
 
 // ErrWrite marks errors of the destination, as opposed to the source.
