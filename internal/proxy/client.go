@@ -21,13 +21,20 @@ type hostPolicy struct {
 	domain  string
 	allowed []string // domain first, then publisher.allowed_hosts; lower case
 	// ports may follow an allowed name that names no port itself: the
-	// domain's own port and every port an allowed host names explicitly.
+	// domain's own port, every port an allowed host names explicitly, and
+	// the port of server.listen.
 	ports   map[string]bool
 	trusted []netip.Prefix
 }
 
-func newHostPolicy(domain string, allowed []string, trusted []netip.Prefix) hostPolicy {
+// newHostPolicy builds the policy. listen is server.listen: its port, when
+// fixed, is where clients that reach ssatd directly connect, so it may
+// follow an allowed name too.
+func newHostPolicy(domain string, allowed []string, trusted []netip.Prefix, listen string) hostPolicy {
 	hp := hostPolicy{domain: strings.ToLower(domain), trusted: trusted, ports: map[string]bool{}}
+	if _, port, err := net.SplitHostPort(listen); err == nil && validPort(port) {
+		hp.ports[port] = true
+	}
 	hp.allowed = append(hp.allowed, hp.domain)
 	for _, h := range allowed {
 		hp.allowed = append(hp.allowed, strings.ToLower(h))
@@ -80,11 +87,10 @@ func (hp *hostPolicy) view(r *http.Request) clientView {
 }
 
 // pick returns host (lower-cased) when it is a valid host[:port] naming an
-// allowed host, else the configured domain. A port is kept only where it is
-// safe in a link: the one an allowed entry names, or, for an entry without
-// a port, the domain's own port or a port another allowed entry names. Any
-// other text after the name ("host:@evil.example") would let a browser
-// resolve the link to a foreign host.
+// allowed host, else the configured domain. A port is kept only where the
+// configuration names it (hp.ports): a client cannot choose where links
+// point. Any other text after the name ("host:@evil.example") would let a
+// browser resolve the link to a foreign host.
 func (hp *hostPolicy) pick(host string) string {
 	host = strings.ToLower(strings.TrimSpace(host))
 	if !validHost(host) {

@@ -97,6 +97,7 @@ func TestForgedHostPortFallsBackToDomain(t *testing.T) {
 		{"port no entry names", "m.pub.example:8443", "", domain},
 		{"the domain's own port", "m.pub.example:8080", "", "m.pub.example:8080"},
 		{"a port an allowed entry names", "m.pub.example:9443", "", "m.pub.example:9443"},
+		{"the port of server.listen", "m.pub.example:7070", "", "m.pub.example:7070"},
 		{"allowed name without port", "m.pub.example", "", "m.pub.example"},
 		{"forged X-Forwarded-Host", testDomain, testDomain + ":&commat;evil.example", domain},
 		{"forged X-Forwarded-Host first element", testDomain, testDomain + ":@evil.example, m.pub.example", domain},
@@ -113,6 +114,7 @@ func TestForgedHostPortFallsBackToDomain(t *testing.T) {
 				fmt.Fprintf(w, `<a href="https://%s/a">`, e.host)
 			}), func(c *config.Config) {
 				c.Publisher.Domain = domain
+				c.Server.Listen = ":7070"
 				c.Publisher.AllowedHosts = []string{"m.pub.example", "static.pub.example:9443"}
 				c.Server.TrustedProxies = []string{"127.0.0.0/8", "::1/128"}
 			})

@@ -170,7 +170,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	if g.metrics == nil {
 		g.metrics = NewMetrics()
 	}
-	g.hosts = newHostPolicy(cfg.Publisher.Domain, cfg.Publisher.AllowedHosts, cfg.Server.TrustedPrefixes)
+	g.hosts = newHostPolicy(cfg.Publisher.Domain, cfg.Publisher.AllowedHosts, cfg.Server.TrustedPrefixes, cfg.Server.Listen)
 	for _, b := range cfg.Bots.UserAgents {
 		if b = strings.ToLower(strings.TrimSpace(b)); b != "" {
 			g.bots = append(g.bots, b)
