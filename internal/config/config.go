@@ -386,7 +386,7 @@ func (d *decoder) applyEnv(c *Config, environ []string) {
 					d.src.env[sectionKey+"."+f.Tag.Get("toml")] = name
 				}
 			},
-			FuncMap:     envParsers(),
+			FuncMap: envParsers(),
 		})
 		if err == nil {
 			continue

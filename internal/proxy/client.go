@@ -20,7 +20,31 @@ type clientView struct {
 type hostPolicy struct {
 	domain  string
 	allowed []string // domain first, then publisher.allowed_hosts; lower case
+	// ports may follow an allowed name that names no port itself: the
+	// domain's own port, every port an allowed host names explicitly, and
+	// the port of server.listen.
+	ports   map[string]bool
 	trusted []netip.Prefix
+}
+
+// newHostPolicy builds the policy. listen is server.listen: its port, when
+// fixed, is where clients that reach ssatd directly connect, so it may
+// follow an allowed name too.
+func newHostPolicy(domain string, allowed []string, trusted []netip.Prefix, listen string) hostPolicy {
+	hp := hostPolicy{domain: strings.ToLower(domain), trusted: trusted, ports: map[string]bool{}}
+	if _, port, err := net.SplitHostPort(listen); err == nil && validPort(port) {
+		hp.ports[port] = true
+	}
+	hp.allowed = append(hp.allowed, hp.domain)
+	for _, h := range allowed {
+		hp.allowed = append(hp.allowed, strings.ToLower(h))
+	}
+	for _, a := range hp.allowed {
+		if _, port := splitHost(a); port != "" {
+			hp.ports[port] = true
+		}
+	}
+	return hp
 }
 
 func (hp *hostPolicy) isTrusted(a netip.Addr) bool {
@@ -33,9 +57,10 @@ func (hp *hostPolicy) isTrusted(a netip.Addr) bool {
 }
 
 // view works out the client-facing host and scheme. Forwarded and
-// X-Forwarded-* are only believed from trusted proxies (spec §2), and a host
-// that is not the publisher's is replaced by the configured domain so that a
-// forged Host can never plant foreign links in a page (spec §4.1).
+// X-Forwarded-* are only believed from trusted proxies (docs/behaviour.md,
+// "Origin request"), and a host that is not the publisher's is replaced by
+// the configured domain so that a forged Host can never plant foreign links
+// in a page (docs/behaviour.md, "URL rewriting").
 func (hp *hostPolicy) view(r *http.Request) clientView {
 	v := clientView{scheme: "http"}
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
@@ -61,24 +86,105 @@ func (hp *hostPolicy) view(r *http.Request) clientView {
 	return v
 }
 
-// pick returns host (lower-cased) when it names an allowed host, else the
-// configured domain. An allowed entry without a port matches the host on any
-// port, and the client's port is kept so that links work where it connected.
+// pick returns host (lower-cased) when it is a valid host[:port] naming an
+// allowed host, else the configured domain. A port is kept only where the
+// configuration names it (hp.ports): a client cannot choose where links
+// point. Any other text after the name ("host:@evil.example") would let a
+// browser resolve the link to a foreign host.
 func (hp *hostPolicy) pick(host string) string {
 	host = strings.ToLower(strings.TrimSpace(host))
-	if host == "" || strings.ContainsAny(host, "/\\@ \t\"'<>") {
+	if !validHost(host) {
 		return hp.domain
 	}
-	name := host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		name = h
-	}
+	name, port := splitHost(host)
 	for _, a := range hp.allowed {
-		if a == host || a == name {
+		aname, aport := splitHost(a)
+		if aname != name {
+			continue
+		}
+		if port == "" || port == aport || (aport == "" && hp.ports[port]) {
 			return host
 		}
 	}
 	return hp.domain
+}
+
+// splitHost splits a validated host[:port]; port is "" when absent.
+func splitHost(host string) (name, port string) {
+	if h, p, err := net.SplitHostPort(host); err == nil {
+		return h, p
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), ""
+}
+
+// validHost reports whether s is a host as RFC 9110 §7.2 and RFC 3986
+// §3.2.2 allow it in Host, restricted to what a publisher can use: a DNS
+// name of letters, digits, hyphens and dots, an IPv4 address or a bracketed
+// IPv6 address, then optionally ':' and a decimal port of 1 to 65535.
+func validHost(s string) bool {
+	if s == "" || len(s) > 261 {
+		return false
+	}
+	name, port := s, ""
+	if strings.HasPrefix(s, "[") {
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return false
+		}
+		a, err := netip.ParseAddr(s[1:end])
+		if err != nil || !a.Is6() || a.Zone() != "" {
+			return false
+		}
+		rest := s[end+1:]
+		if rest == "" {
+			return true
+		}
+		if rest[0] != ':' {
+			return false
+		}
+		return validPort(rest[1:])
+	}
+	if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		name, port = s[:i], s[i+1:]
+		if !validPort(port) {
+			return false
+		}
+	}
+	return validDNSName(name)
+}
+
+func validPort(p string) bool {
+	if p == "" || len(p) > 5 {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(p); i++ {
+		if p[i] < '0' || p[i] > '9' {
+			return false
+		}
+		n = n*10 + int(p[i]-'0')
+	}
+	return n >= 1 && n <= 65535
+}
+
+// validDNSName accepts LDH labels of 1 to 63 bytes (RFC 1123 §2.1), which
+// also covers dotted IPv4 addresses; a trailing dot is refused.
+func validDNSName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // forwardedHostProto reads the first hop's host and proto from Forwarded

@@ -23,7 +23,9 @@ const (
 // eligibility applies the gates of spec §1 that depend on the request alone;
 // the slot match is done by the caller. It returns "" when all pass.
 func (g *Guest) eligibility(r *http.Request) string {
-	if r.Method != http.MethodGet {
+	// HEAD is judged like GET so that it gets GET's headers (RFC 9110
+	// §9.3.2); it gets no auction, having no body to put bids in.
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return ineligibleMethod
 	}
 	if !isDocumentNavigation(r.Header) {

@@ -65,6 +65,9 @@ type Guest struct {
 	log     *zap.Logger
 	metrics *metrics.Set
 	rp      *httputil.ReverseProxy
+	// via is this guest's own Via entry (RFC 9110 §7.6.3), added to every
+	// origin request; a request that already carries it has looped.
+	via string
 }
 
 // originOptions say where pages come from and how they are asked for
@@ -164,6 +167,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		log:     o.Logger,
 		metrics: o.Metrics,
 	}
+	g.via = newViaEntry()
 	if g.flushLatency <= 0 {
 		g.flushLatency = 50 * time.Millisecond
 	}
@@ -173,11 +177,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	if g.metrics == nil {
 		g.metrics = metrics.New()
 	}
-	g.hosts = hostPolicy{domain: strings.ToLower(cfg.Publisher.Domain), trusted: cfg.Server.TrustedPrefixes}
-	g.hosts.allowed = append(g.hosts.allowed, g.hosts.domain)
-	for _, h := range cfg.Publisher.AllowedHosts {
-		g.hosts.allowed = append(g.hosts.allowed, strings.ToLower(h))
-	}
+	g.hosts = newHostPolicy(cfg.Publisher.Domain, cfg.Publisher.AllowedHosts, cfg.Server.TrustedPrefixes, cfg.Server.Listen)
 	for _, b := range cfg.Bots.UserAgents {
 		if b = strings.ToLower(strings.TrimSpace(b)); b != "" {
 			g.bots = append(g.bots, b)
@@ -268,10 +268,15 @@ type prepared struct {
 	view       clientView
 	eligible   bool
 	ineligible string // why not, when !eligible
-	slots      []ssat.Slot
-	auction    *auction.Call
-	ctx        context.Context // the origin request's; cancelled with a cause (errors.go)
-	cancel     context.CancelCauseFunc
+	// adPath: the auction is on and the path matches a slot, so some
+	// request for this URL gets the page with ads. Every rewritten
+	// response for it is then private, the ad-free variant included
+	// (docs/behaviour.md, "Eligible pages").
+	adPath  bool
+	slots   []ssat.Slot
+	auction *auction.Call
+	ctx     context.Context // the origin request's; cancelled with a cause (errors.go)
+	cancel  context.CancelCauseFunc
 	// auctionStart is when the auction started; inFlightDone ends the
 	// request's count in the in-flight gauge.
 	auctionStart time.Time
@@ -376,6 +381,18 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.finish(r, x)
 		return
 	}
+	if g.looped(r) {
+		// The request has been through this guest before: the origin
+		// leads back here. Forwarding again would repeat until resources
+		// run out; 508 (RFC 5842 §7.2) ends it after one hop.
+		x.route, x.status, x.reason = routeRejected, http.StatusLoopDetected, "loop_detected"
+		g.metrics.Failure(x.reason, metrics.StageRefused)
+		g.log.Warn("request loop: the origin leads back to ssatd; check publisher.origin_url", zap.String("path", r.URL.Path))
+		w.Header().Set("Cache-Control", "no-store")
+		http.Error(w, "508 Loop Detected: publisher.origin_url leads back to ssatd", http.StatusLoopDetected)
+		g.finish(r, x)
+		return
+	}
 	if isBundleRequest(r) {
 		x.route, x.status = routeBundle, http.StatusOK
 		g.serveBundle(w, r)
@@ -411,7 +428,9 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			panic(p)
 		}
 	}()
-	g.rp.ServeHTTP(w, r.WithContext(context.WithValue(x.ctx, exchangeKey{}, x)))
+	hw := &headerRewriter{ResponseWriter: w, g: g, x: x}
+	g.rp.ServeHTTP(hw, r.WithContext(context.WithValue(x.ctx, exchangeKey{}, x)))
+	hw.dropTrailers()
 }
 
 // prepare decides eligibility, mode and slots, and starts the auction: all
@@ -432,9 +451,10 @@ func (g *Guest) prepare(x *exchange, r *http.Request) {
 		}
 	}
 	x.eligible = x.ineligible == ineligibleNone
+	x.adPath = x.eligible || (g.auctionEnabled && g.hasSlot(r.URL.Path))
 	x.mode = g.modeFor(x, r)
 	x.ctx, x.cancel = context.WithCancelCause(r.Context())
-	if x.eligible {
+	if x.eligible && r.Method == http.MethodGet {
 		x.auctionStart = time.Now()
 		x.auction = auction.Start(x.ctx, g.provider, g.auctionRequest(x, r, consentString), g.auctionTimeout)
 	}
@@ -443,6 +463,15 @@ func (g *Guest) prepare(x *exchange, r *http.Request) {
 func exchangeOf(r *http.Request) *exchange {
 	x, _ := r.Context().Value(exchangeKey{}).(*exchange)
 	return x
+}
+
+func (g *Guest) hasSlot(path string) bool {
+	for i := range g.slots {
+		if g.slots[i].Matches(path) {
+			return true
+		}
+	}
+	return false
 }
 
 func (g *Guest) matchSlots(path string) []ssat.Slot {

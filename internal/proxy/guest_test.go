@@ -127,8 +127,8 @@ func TestHeaderPolicy(t *testing.T) {
 		h.Set("Content-Length", fmt.Sprint(len(page)))
 		fmt.Fprint(w, page)
 	})
-	e := newEnv(t, origin)
-	resp, _ := e.mustGet(t, "/", navigate)
+	e := newEnv(t, origin, func(c *config.Config) { c.CreativeOpportunities.Slots[0].PagePatterns = []string{"/news/**"} })
+	resp, _ := e.mustGet(t, "/news/a", navigate)
 	h := resp.Header
 	if got := h.Get("Cache-Control"); got != "private, max-age=0" {
 		t.Errorf("eligible Cache-Control = %q", got)
@@ -145,6 +145,7 @@ func TestHeaderPolicy(t *testing.T) {
 		t.Errorf("rewritten response has a length: %d", resp.ContentLength)
 	}
 
+	// A page without slots is not personalised for anyone.
 	resp, _ = e.mustGet(t, "/", header("Accept", "*/*"))
 	h = resp.Header
 	if h.Get("Cache-Control") != "public, max-age=600" || h.Get("Surrogate-Control") == "" {
@@ -206,7 +207,7 @@ func TestPassThroughUntouched(t *testing.T) {
 
 func TestHeadRequestHeadersOnly(t *testing.T) {
 	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Type", "application/pdf") // HTML would get GET's headers
 		w.Header().Set("Content-Length", "1234")
 	}))
 	req, _ := http.NewRequest(http.MethodHead, e.front.URL+"/", nil)
@@ -311,8 +312,11 @@ func TestEligibilityGates(t *testing.T) {
 			if tt.want != "" && line["ineligible"] != tt.want {
 				t.Fatalf("ineligible = %v, want %s", line["ineligible"], tt.want)
 			}
-			if cc := resp.Header.Get("Cache-Control"); (cc == privateCacheControl) != eligible {
-				t.Fatalf("Cache-Control %q for eligible=%v", cc, eligible)
+			// Private wherever the URL has a variant with ads, eligible or
+			// not (docs/behaviour.md, "Eligible pages").
+			adPath := tt.want != ineligibleNoSlot && tt.want != ineligibleNoAuction
+			if cc := resp.Header.Get("Cache-Control"); (cc == privateCacheControl) != adPath {
+				t.Fatalf("Cache-Control %q for eligible=%v, slot path with auction=%v", cc, eligible, adPath)
 			}
 		})
 	}

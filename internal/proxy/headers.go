@@ -46,7 +46,11 @@ func applyRewrittenHeaders(h http.Header, x *exchange, out compress.Coding, hint
 	} else {
 		h.Set("Content-Encoding", string(out))
 	}
-	if x.eligible {
+	if x.adPath {
+		// The page with ads and the one without are variants of one URL,
+		// chosen by request headers a shared cache does not key on
+		// (eligibility): neither may be stored, or a cache could serve the
+		// ad-free one to browsers.
 		applyPrivacy(h)
 	} else if et := h.Get("ETag"); et != "" && !strings.HasPrefix(et, "W/") {
 		// The bytes differ from the origin's, so a strong validator would

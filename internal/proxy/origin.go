@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"net/http"
 	"net/http/httputil"
 	"strings"
@@ -26,6 +28,9 @@ func (g *Guest) rewriteOriginRequest(pr *httputil.ProxyRequest) {
 	}
 	pr.Out.Host = g.hostOverride
 	g.setForwarded(pr, x)
+	// Via is end-to-end: the client's entries pass on, and this hop's is
+	// appended (RFC 9110 §7.6.3), which is what looped() looks for.
+	pr.Out.Header.Add("Via", g.via)
 	if x.eligible {
 		for _, h := range conditionalHeaders {
 			pr.Out.Header.Del(h)
@@ -47,27 +52,70 @@ func (g *Guest) originAcceptEncoding(in http.Header, x *exchange) string {
 // setForwarded tells the origin who the client is. ReverseProxy has already
 // removed any Forwarded and X-Forwarded-* the client sent; from a trusted
 // proxy they are put back and extended, from anyone else they are replaced
-// by what this hop observed.
+// by what this hop observed. Either way the host and scheme the origin sees
+// are the ones ssatd itself rewrites links to (x.view): an origin that
+// builds absolute links from them can only name the publisher's hosts.
 func (g *Guest) setForwarded(pr *httputil.ProxyRequest, x *exchange) {
-	if !x.view.trusted {
-		pr.SetXForwarded()
-		return
-	}
 	in := pr.In.Header
-	for _, h := range []string{"Forwarded", "X-Forwarded-Host", "X-Forwarded-Proto"} {
-		if v := in.Values(h); len(v) > 0 {
-			pr.Out.Header[h] = append([]string(nil), v...)
+	var prior string
+	if x.view.trusted {
+		if v := in.Values("Forwarded"); len(v) > 0 {
+			pr.Out.Header["Forwarded"] = withoutForwardedHost(v)
 		}
+		prior = strings.Join(in.Values("X-Forwarded-For"), ", ")
 	}
-	prior := strings.Join(in.Values("X-Forwarded-For"), ", ")
 	pr.SetXForwarded() // sets X-Forwarded-For to the client address, Host and Proto
 	if prior != "" {
 		pr.Out.Header.Set("X-Forwarded-For", prior+", "+pr.Out.Header.Get("X-Forwarded-For"))
 	}
-	if v := in.Get("X-Forwarded-Host"); v != "" {
-		pr.Out.Header.Set("X-Forwarded-Host", v)
+	pr.Out.Header.Set("X-Forwarded-Host", x.view.host)
+	pr.Out.Header.Set("X-Forwarded-Proto", x.view.scheme)
+}
+
+// withoutForwardedHost drops the host= parameters of RFC 7239 Forwarded
+// elements: they were not checked against the allowed hosts, and the one
+// that was is in X-Forwarded-Host.
+func withoutForwardedHost(values []string) []string {
+	var out []string
+	for _, v := range values {
+		var elems []string
+		for _, elem := range strings.Split(v, ",") {
+			var pairs []string
+			for _, pair := range strings.Split(elem, ";") {
+				k, _, _ := strings.Cut(strings.TrimSpace(pair), "=")
+				if !strings.EqualFold(k, "host") && strings.TrimSpace(pair) != "" {
+					pairs = append(pairs, strings.TrimSpace(pair))
+				}
+			}
+			if len(pairs) > 0 {
+				elems = append(elems, strings.Join(pairs, ";"))
+			}
+		}
+		if len(elems) > 0 {
+			out = append(out, strings.Join(elems, ", "))
+		}
 	}
-	if v := in.Get("X-Forwarded-Proto"); v != "" {
-		pr.Out.Header.Set("X-Forwarded-Proto", v)
+	return out
+}
+
+// newViaEntry returns this guest's Via entry: protocol and a pseudonym that
+// is unique to the process, so that two ssatd deployments in a chain are
+// not mistaken for a loop, while a request that comes back to this one is.
+func newViaEntry() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "1.1 ssatd-" + hex.EncodeToString(b[:])
+}
+
+// looped reports whether r already passed through this guest: one of its
+// Via entries is ours.
+func (g *Guest) looped(r *http.Request) bool {
+	for _, v := range r.Header.Values("Via") {
+		for _, entry := range strings.Split(v, ",") {
+			if strings.TrimSpace(entry) == g.via {
+				return true
+			}
+		}
 	}
+	return false
 }

@@ -29,6 +29,9 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	req := resp.Request
 	x := exchangeOf(req)
 	x.status = resp.StatusCode
+	if err := g.wholeRepresentation(resp, x); err != nil {
+		return err
+	}
 	rt, coding := classify(req.Method, resp)
 	x.route = rt
 	x.originCoding = contentEncodingForLog(resp.Header)
@@ -39,6 +42,18 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 		return &guestError{status: http.StatusBadGateway, reason: "origin_304_to_eligible", msg: "the origin answered 304 Not Modified to an unconditional request"}
 	}
 	if rt != routePipeline {
+		if getRoute, coding := classify(http.MethodGet, resp); req.Method == http.MethodHead && getRoute == routePipeline {
+			// A HEAD gets the headers GET would get (RFC 9110 §9.3.2): no
+			// length, a weak or no validator, the privacy policy.
+			out := coding
+			if x.mode == modeOffload {
+				out = compress.Identity
+			}
+			x.outCoding = string(out)
+			applyRewrittenHeaders(resp.Header, x, out, g.canHint)
+			resp.ContentLength = -1
+			return nil
+		}
 		g.passThrough(resp, x, rt)
 		return nil
 	}
@@ -100,12 +115,47 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	}
 	x.done = make(chan struct{})
 	x.pipe = pr
+	p.first = newFirstBytes()
+	p.sent.first = p.first.wrote
 	go p.run()
+	// The status line is committed only once the first body bytes are
+	// ready: a page that fails before any (a small truncated or corrupt
+	// body fails inside the first buffer) still gets a 502 with a
+	// plain-text error instead of an empty reply (docs/behaviour.md,
+	// "Errors").
+	<-p.first.ready
+	if err := p.first.err; err != nil {
+		return &guestError{status: http.StatusBadGateway, reason: failureOf(x, err).reason,
+			msg: "the origin response failed before any of it could be sent", cause: err}
+	}
 	resp.Body = pr
 	if p.started != nil {
 		resp.Body = &firstReadSignal{ReadCloser: pr, started: p.started}
 	}
 	return nil
+}
+
+// firstBytes tells startPipeline when the response may be committed: when
+// the pipeline first hands bytes to the client side, or when it ends. err
+// is set when it failed before that, and is read only after ready.
+type firstBytes struct {
+	once  sync.Once
+	ready chan struct{}
+	err   error
+}
+
+func newFirstBytes() *firstBytes { return &firstBytes{ready: make(chan struct{})} }
+
+func (f *firstBytes) wrote() { f.once.Do(func() { close(f.ready) }) }
+
+// failed records err if no byte was handed on yet, and reports whether it
+// did: the failure is then answered before the headers.
+func (f *firstBytes) failed(err error) (early bool) {
+	f.once.Do(func() {
+		f.err, early = err, true
+		close(f.ready)
+	})
+	return early
 }
 
 func contentEncodingForLog(h http.Header) string {
@@ -142,6 +192,7 @@ type pipeline struct {
 	// which time ReverseProxy has finished reading the trailer's keys.
 	trailer http.Header
 	started chan struct{}
+	first   *firstBytes // served pipelines only
 	out     *bufio.Writer
 	enc     compress.Writer
 	front   *latencyWriter
@@ -170,6 +221,11 @@ func (p *pipeline) run() {
 	defer p.body.Close()
 	st, cpu, measured, err := p.timedProcess()
 	if err != nil {
+		if p.first.failed(err) {
+			// Nothing was sent: startPipeline answers with an error.
+			p.pw.CloseWithError(err)
+			return
+		}
 		p.x.abort(failureOf(p.x, err).reason, err)
 		// The reader side sees the error, ReverseProxy aborts the response
 		// (http.ErrAbortHandler): a truncated page never ends cleanly (§7).
@@ -178,6 +234,11 @@ func (p *pipeline) run() {
 	}
 	if measured {
 		p.spent(cpu)
+	}
+	p.first.wrote() // an empty page: the end is ready
+	if st.BodyEndSkipped != "" {
+		p.g.log.Info("bids script not injected: the page ends inside <"+st.BodyEndSkipped+">",
+			zap.String("path", p.req.URL.Path))
 	}
 	if !st.HeadFound {
 		p.g.log.Info("no <head> start tag: nothing injected", zap.String("path", p.req.URL.Path))
@@ -392,11 +453,16 @@ func limitDetail(limit int64, c compress.Coding, m mode, declared int64) []zap.F
 
 // countWriter counts the encoded bytes handed to the client side.
 type countWriter struct {
-	w io.Writer
-	n int64
+	w     io.Writer
+	n     int64
+	first func() // called before the first bytes are handed on
 }
 
 func (c *countWriter) Write(p []byte) (int, error) {
+	if c.first != nil && len(p) > 0 {
+		c.first()
+		c.first = nil
+	}
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -250,5 +251,77 @@ func TestPrivacyHeadersOnEveryEligiblePath(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 502 || resp.Header.Get("Cache-Control") != privateCacheControl {
 		t.Fatalf("unreachable: status %d Cache-Control %q", resp.StatusCode, resp.Header.Get("Cache-Control"))
+	}
+}
+
+// An origin that leads back to the guest (origin_url naming ssatd itself,
+// or a chain that loops) is answered 508 after one hop, instead of the
+// request repeating until memory and file descriptors run out.
+func TestRequestLoopAnswered508(t *testing.T) {
+	var e *env
+	var hops atomic.Int32
+	e = newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hops.Add(1) > 5 {
+			http.Error(w, "looped", http.StatusInternalServerError)
+			return
+		}
+		e.guest.ServeHTTP(w, r) // the origin is ssatd itself
+	}))
+	resp, body := e.mustGet(t, "/", navigate)
+	if resp.StatusCode != http.StatusLoopDetected {
+		t.Fatalf("status %d (%s), want 508", resp.StatusCode, body)
+	}
+	if n := hops.Load(); n != 1 {
+		t.Fatalf("the request reached the origin %d times, want 1", n)
+	}
+	if got := e.accessLine(t, 1)["reason"]; got != "loop_detected" {
+		t.Fatalf("first access line reason %v, want loop_detected", got)
+	}
+}
+
+// Via is appended to origin requests, after the client's own entries.
+func TestOriginRequestCarriesVia(t *testing.T) {
+	seen := make(chan []string, 1)
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Header.Values("Via")
+	}))
+	e.mustGet(t, "/", header("Via", "1.1 cdn.example"))
+	via := <-seen
+	if len(via) != 2 || via[0] != "1.1 cdn.example" || !strings.HasPrefix(via[1], "1.1 ssatd-") {
+		t.Fatalf("origin saw Via %q, want the client's entry then ssatd's", via)
+	}
+}
+
+// No log line carries a secret: the client's Authorization, Cookie and
+// query string, or credentials in the origin URL (refused by config
+// validation, set here behind its back), on a served page, a pass-through,
+// an origin failure and a loop.
+func TestLogsCarryNoSecrets(t *testing.T) {
+	const secret = "s3cr3t-value"
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/asset" {
+			w.Write([]byte("x"))
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<html><head></head><body></body></html>"))
+	}))
+	e.guest.origin.User = url.UserPassword("user-"+secret, secret)
+	opts := []reqOpt{navigate, header("Authorization", "Basic "+secret), header("Cookie", "session="+secret),
+		header("X-Forwarded-Host", secret), header("Referer", "https://x.example/?t="+secret)}
+	e.mustGet(t, "/page?token="+secret, opts...)
+	e.mustGet(t, "/asset?token="+secret, opts...)
+	e.mustGet(t, "/page?token="+secret, append(opts, header("Via", e.guest.via))...)
+	e.origin.Close() // now unreachable
+	e.mustGet(t, "/gone?token="+secret, opts...)
+	e.accessLine(t, 4)
+	for _, l := range e.logs.All() {
+		line := l.Message
+		for k, v := range l.ContextMap() {
+			line += fmt.Sprintf(" %s=%v", k, v)
+		}
+		if strings.Contains(line, secret) {
+			t.Errorf("log line carries a secret: %s", line)
+		}
 	}
 }

@@ -83,7 +83,12 @@ func TestCorruptMidBodyAborts(t *testing.T) {
 			e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/html")
 				w.Header().Set("Content-Encoding", string(c))
-				w.Write(bad)
+				w.Write(bad[:len(bad)/2])
+				w.(http.Flusher).Flush()
+				// Long enough for the guest's flush timer to send the first
+				// bytes: the corruption is then met mid-body.
+				time.Sleep(200 * time.Millisecond)
+				w.Write(bad[len(bad)/2:])
 			}))
 			resp, _, err := e.get(t, "/", navigate, header("Accept-Encoding", string(c)))
 			assertAborted(t, resp, err)

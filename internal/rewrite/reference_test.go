@@ -17,6 +17,9 @@ func referenceRewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error
 	rw.reset(dst, opts)
 	z := html.NewTokenizer(cr)
 	z.SetMaxBuf(rw.maxTok)
+	// rawOpen is the element whose raw text or RCDATA the tokenizer is in
+	// (it reports the content as text until the matching end tag).
+	rawOpen := ""
 	for rw.err == nil {
 		tt := z.Next()
 		raw := z.Raw()
@@ -34,10 +37,15 @@ func referenceRewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error
 				return rw.stats, err
 			}
 			if !rw.bodyEndDone && rw.err == nil {
-				rw.bodyEnd()
+				if rawOpen != "" && !rw.stats.Oversize {
+					rw.stats.BodyEndSkipped = rawOpen
+				} else {
+					rw.bodyEnd()
+				}
 			}
 			return rw.stats, rw.err
 		case html.StartTagToken, html.SelfClosingTagToken:
+			rawOpen = rawTextElement(tagName(raw))
 			isHead := !rw.stats.HeadFound && bytes.EqualFold(tagName(raw), []byte("head"))
 			if out := rw.rewriteTag(raw); out != nil {
 				rw.write(out)
@@ -49,6 +57,7 @@ func referenceRewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error
 				rw.write(opts.HeadPrepend)
 			}
 		case html.EndTagToken:
+			rawOpen = "" // inside raw text, only the element's own end tag is a tag
 			if !rw.bodyEndDone && bytes.EqualFold(tagName(raw), []byte("body")) {
 				rw.bodyEndDone = true
 				rw.stats.BodyEndFound = true
@@ -88,4 +97,17 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// rawTextElement returns the lower-case name of an element whose content
+// the tokenizer reads as raw text or RCDATA (the HTML standard's raw text
+// and escapable raw text elements, plus plaintext, xmp, iframe, noembed,
+// noframes and noscript as golang.org/x/net/html treats them), else "".
+func rawTextElement(name []byte) string {
+	for _, n := range []string{"script", "style", "textarea", "title", "plaintext", "xmp", "iframe", "noembed", "noframes", "noscript"} {
+		if bytes.EqualFold(name, []byte(n)) {
+			return n
+		}
+	}
+	return ""
 }

@@ -102,6 +102,12 @@ type Stats struct {
 	URLsRewritten int   // attribute values changed
 	InBytes       int64 // bytes consumed from the source
 	OutBytes      int64 // bytes written to the destination
+
+	// BodyEndSkipped names the element (textarea, plaintext, script, ...)
+	// whose raw text or RCDATA the page ended in, without </body>: BodyEnd
+	// was not called, because its result would have been that element's
+	// text, shown or run as part of it.
+	BodyEndSkipped string
 }
 
 // ErrWrite marks errors of the destination, as opposed to the source.

@@ -166,10 +166,30 @@ func (rw *rewriter) run(src io.Reader) error {
 			return rerr
 		}
 		if !rw.bodyEndDone && rw.err == nil {
-			rw.bodyEnd()
+			// docs/behaviour.md, "SSAT injection": a page that ends inside
+			// raw text or RCDATA would show the bids script as text.
+			if name := rw.openRawText(); name != "" {
+				rw.stats.BodyEndSkipped = name
+			} else {
+				rw.bodyEnd()
+			}
 		}
 		return rw.err
 	}
+}
+
+// openRawText names the element whose raw text or RCDATA the scanner is
+// in (script, plaintext, textarea, ...), or "" when it is in none.
+func (s *scanner) openRawText() string {
+	switch s.mode {
+	case inRawText:
+		return s.rawName
+	case inScript:
+		return "script"
+	case inPlaintext:
+		return "plaintext"
+	}
+	return ""
 }
 
 // readSome reads into p, which is never empty, and never returns (0, nil).

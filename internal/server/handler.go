@@ -9,8 +9,8 @@ import (
 )
 
 // ClientHandler composes the client-facing data path around the guest:
-// client → HTTP/2 preface refusal → per-write deadline → edge (with the
-// builtin platform) → guest.
+// client → HTTP/2 preface refusal → reset on abort → per-write deadline →
+// edge (with the builtin platform) → guest.
 // With "external" a CDN in front compresses hinted responses, and with
 // "unavailable" nothing is hinted, so neither has an edge here (§5.5).
 func ClientHandler(cfg *config.Config, guest http.Handler) (http.Handler, error) {
@@ -22,7 +22,7 @@ func ClientHandler(cfg *config.Config, guest http.Handler) (http.Handler, error)
 		}
 		h = e
 	}
-	return RefuseH2Preface(WriteDeadline(h, cfg.Server.WriteTimeout.Duration)), nil
+	return RefuseH2Preface(ResetOnAbort(WriteDeadline(h, cfg.Server.WriteTimeout.Duration))), nil
 }
 
 // New is the client-facing http.Server with the [server] timeouts and
