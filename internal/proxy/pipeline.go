@@ -70,6 +70,18 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 			msg: "the origin response is larger than the configured limit",
 			log: limitDetail(g.rawLimit, coding, x.mode, resp.ContentLength)}
 	}
+	// Decoder, rewriter and encoder state exist only inside a page slot
+	// (admission.go); the slot is the pipeline's from `go p.run()` on.
+	slot, err := g.pages.admit(x.ctx)
+	if err != nil {
+		return err
+	}
+	running := false
+	defer func() {
+		if !running {
+			slot.release() // refused, or panicked, before the pipeline ran
+		}
+	}()
 	body := &originBody{rc: resp.Body, limit: g.rawLimit, idle: g.idleTimeout, cancel: x.cancel}
 	// Reads the gzip or zlib header now, so that a corrupt one is a 502
 	// rather than an aborted 200.
@@ -87,7 +99,7 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	applyRewrittenHeaders(resp.Header, x, out, g.canHint)
 	resp.ContentLength = -1
 	pr, pw := io.Pipe()
-	p := &pipeline{g: g, x: x, req: resp.Request, body: body, dec: dec, coding: out, pw: pw}
+	p := &pipeline{g: g, x: x, req: resp.Request, body: body, dec: dec, coding: out, pw: pw, slot: slot}
 	if g.diagnostics {
 		applyDiagnostics(resp, x, out, g.platform, g.canHint)
 		p.trailer = resp.Trailer
@@ -100,6 +112,7 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	}
 	x.done = make(chan struct{})
 	x.pipe = pr
+	running = true
 	go p.run()
 	resp.Body = pr
 	if p.started != nil {
@@ -145,6 +158,7 @@ type pipeline struct {
 	out     *bufio.Writer
 	enc     compress.Writer
 	front   *latencyWriter
+	slot    *pageSlot // the page's place in the pipeline, released when run ends
 }
 
 func (p *pipeline) open(dst io.Writer) error {
@@ -167,7 +181,9 @@ func (p *pipeline) open(dst io.Writer) error {
 // ReverseProxy copies to the client.
 func (p *pipeline) run() {
 	defer close(p.x.done)
+	defer p.slot.release() // before done: a finished request has freed its slot
 	defer p.body.Close()
+	defer p.recoverPanic()
 	st, err := p.process()
 	if err != nil {
 		p.x.abort(failureOf(p.x, err).reason, err)
