@@ -264,7 +264,7 @@ func (e *Errors) Unwrap() []error {
 // auction and the client as well as while it uses the CPU, so the bound is
 // a multiple of the cores; BENCHMARKS.md ("Overload") has the measurement
 // behind the number.
-const PagesPerCore = 16
+const PagesPerCore = 8
 
 // DefaultMaxConcurrentPages is server.max_concurrent_pages when unset:
 // PagesPerCore for each core the Go runtime may use (GOMAXPROCS, which
@@ -303,7 +303,7 @@ func Defaults() *Config {
 		Compression: CompressionConfig{
 			GzipLevel:     6,
 			BrotliQuality: 4,
-			BrotliWindow:  22,
+			BrotliWindow:  20,
 		},
 		Platform: PlatformConfig{
 			DeliveryCompression: DeliveryCompressionBuiltin,

@@ -71,7 +71,7 @@ func TestDefaults(t *testing.T) {
 		{"publisher.offload_origin_accept_encoding", c.Publisher.OffloadOriginAcceptEncoding, "identity"},
 		{"compression.gzip_level", c.Compression.GzipLevel, 6},
 		{"compression.brotli_quality", c.Compression.BrotliQuality, 4},
-		{"compression.brotli_window", c.Compression.BrotliWindow, 22},
+		{"compression.brotli_window", c.Compression.BrotliWindow, 20},
 		{"platform.delivery_compression", c.Platform.DeliveryCompression, "builtin"},
 		{"delivery.gzip_level", c.Delivery.GzipLevel, 1},
 		{"delivery.brotli_quality", c.Delivery.BrotliQuality, 1},
