@@ -47,6 +47,7 @@ type report struct {
 	ErrorsByKind     map[string]int64   `json:"errors_by_kind"`
 	ErrorSamples     []string           `json:"error_samples,omitempty"`
 	AuctionTimeouts  int64              `json:"auction_timeouts"` // eligible pages served with empty bids (not an error)
+	Overloaded       int64              `json:"overloaded"`       // pages answered 503 with Retry-After (not an error)
 
 	PeakRSSBytes    int64     `json:"peak_rss_bytes"` // VmHWM
 	RSSSeriesMiB    []float64 `json:"rss_series_mib"` // VmRSS every SampleEvery during the measured phase
@@ -116,6 +117,7 @@ func (l *loader) fill(rep *report) {
 	}
 	rep.BytesReceived, rep.BytesDecoded = t.wire, t.decoded
 	rep.AuctionTimeouts = t.auctionTimeouts
+	rep.Overloaded = t.overloaded
 	rep.ErrorsByKind = map[string]int64{}
 	for k := range numErrKinds {
 		rep.ErrorsByKind[errKindNames[k]] = l.errN[k].Load()
@@ -196,6 +198,7 @@ func printReport(w io.Writer, rep *report, asJSON bool) error {
 		p("", "%s", e)
 	}
 	p("auction timeouts", "%d (eligible pages served with empty bids; not an error)", rep.AuctionTimeouts)
+	p("overloaded", "%d (pages answered 503 with Retry-After by server.max_concurrent_pages; not an error)", rep.Overloaded)
 	p("bytes received", "%.1f MiB on the wire, %.1f MiB decoded", float64(rep.BytesReceived)/mib, float64(rep.BytesDecoded)/mib)
 	p("peak RSS", "%.1f MiB (VmHWM, whole run including start-up)", float64(rep.PeakRSSBytes)/mib)
 	p("RSS after warm-up", "min %.1f MiB, max %.1f MiB over %d samples; first third mean %.1f, last third mean %.1f (%+.1f%%): %s",
