@@ -156,6 +156,9 @@ func TestOverloadedPageGets503AfterQueueTimeoutWhilePassThroughIsServed(t *testi
 			t.Errorf("access line of a refused page: %v", m)
 		}
 	}
+	if n := e.logs.FilterMessage("origin request failed").Len(); n != 0 {
+		t.Errorf("%d warnings for refused pages; their access lines are enough", n)
+	}
 	// The slot is free again.
 	resp, body = e.mustGet(t, "/page", navigate)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `id="trustedserver-js"`) {

@@ -172,7 +172,11 @@ func (g *Guest) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	if errors.As(err, &ge) {
 		fields = append(fields, ge.log...)
 	}
-	g.log.Warn("origin request failed", fields...)
+	if f.reason != reasonOverloaded {
+		// Refusals come by the thousand under overload; their access
+		// lines and the failures metric are enough.
+		g.log.Warn("origin request failed", fields...)
+	}
 	h := w.Header()
 	for k := range h {
 		delete(h, k)
