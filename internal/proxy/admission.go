@@ -14,9 +14,9 @@ import (
 // busy for server.page_queue_timeout (docs/behaviour.md, "Limits").
 const reasonOverloaded = "overloaded"
 
-// retryAfterSeconds is the Retry-After of an overloaded answer. A page slot
-// frees in about the time a page takes, well under a second on loopback, so
-// the shortest delay the header can say is also the right one.
+// retryAfterSeconds is the Retry-After of an overloaded answer: the header
+// counts whole seconds (RFC 9110 §10.2.3), and a slot frees as soon as any
+// page in progress ends, so the shortest delay it can say is the one.
 const retryAfterSeconds = 1
 
 // pageGate bounds the pages in the rewrite pipeline, which is where a
@@ -30,8 +30,8 @@ type pageGate struct {
 	timeout time.Duration // the longest wait for a slot
 }
 
-func newPageGate(max int, timeout time.Duration) *pageGate {
-	return &pageGate{slots: make(chan struct{}, max), timeout: timeout}
+func newPageGate(n int, timeout time.Duration) *pageGate {
+	return &pageGate{slots: make(chan struct{}, n), timeout: timeout}
 }
 
 // pageSlot is one admitted page's place in the pipeline.
