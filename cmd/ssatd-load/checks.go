@@ -93,6 +93,13 @@ func (c *checker) Write(p []byte) (int, error) {
 // of a rewritten page, and the exact decoded bytes.
 func (l *loader) check(out *outcome, w *clientWork, resp *http.Response, r *resource, kind, aei int) {
 	body := &countingReader{r: resp.Body}
+	if r.html && resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "" {
+		// A page refused by server.max_concurrent_pages: answered as
+		// specified (docs/behaviour.md, "Limits"), counted apart.
+		_, _ = io.CopyBuffer(io.Discard, io.LimitReader(body, 1<<20), w.buf)
+		out.overloaded = true
+		return
+	}
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.CopyBuffer(io.Discard, io.LimitReader(body, 1<<20), w.buf)
 		out.errKind, out.detail = errStatus, resp.Status

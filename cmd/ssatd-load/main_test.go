@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -145,5 +146,37 @@ func TestCLIUsage(t *testing.T) {
 	}
 	if code := cli(context.Background(), []string{"-corpus", t.TempDir(), "-d", "1s"}, &out, &errb); code != 1 {
 		t.Errorf("empty corpus: exit %d, want 1 (%s)", code, errb.String())
+	}
+}
+
+// TestOverloadedPageIsNotAnError: a page refused with 503 and Retry-After is
+// counted apart; any other 503, or one for a non-HTML response (which the
+// guest never refuses), is a status error.
+func TestOverloadedPageIsNotAnError(t *testing.T) {
+	tests := []struct {
+		name       string
+		html       bool
+		retryAfter string
+		overloaded bool
+		errKind    int
+	}{
+		{"page with Retry-After", true, "1", true, -1},
+		{"page without Retry-After", true, "", false, errStatus},
+		{"asset with Retry-After", false, "1", false, errStatus},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := &http.Response{StatusCode: http.StatusServiceUnavailable, Status: "503 Service Unavailable",
+				Header: http.Header{}, Body: io.NopCloser(strings.NewReader("503 Service Unavailable: busy\n"))}
+			if tc.retryAfter != "" {
+				resp.Header.Set("Retry-After", tc.retryAfter)
+			}
+			out := outcome{errKind: -1}
+			l := &loader{}
+			l.check(&out, &clientWork{buf: make([]byte, 1024)}, resp, &resource{html: tc.html}, kindEligible, 0)
+			if out.overloaded != tc.overloaded || out.errKind != tc.errKind {
+				t.Errorf("overloaded %v, error kind %d; want %v, %d", out.overloaded, out.errKind, tc.overloaded, tc.errKind)
+			}
+		})
 	}
 }

@@ -82,6 +82,7 @@ type workerStats struct {
 	byCoding        map[string]int64
 	wire, decoded   int64
 	auctionTimeouts int64
+	overloaded      int64
 }
 
 func (l *loader) runLoad(ctx context.Context) {
@@ -138,6 +139,9 @@ func (l *loader) worker(ctx context.Context, id int) {
 		if out.noBids {
 			ws.auctionTimeouts++
 		}
+		if out.overloaded {
+			ws.overloaded++
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -161,6 +165,7 @@ func (l *loader) worker(ctx context.Context, id int) {
 	t.wire += ws.wire
 	t.decoded += ws.decoded
 	t.auctionTimeouts += ws.auctionTimeouts
+	t.overloaded += ws.overloaded
 }
 
 func (l *loader) fail(kind int, detail string) {
@@ -187,6 +192,8 @@ type outcome struct {
 	wire    int64
 	decoded int64
 	noBids  bool
+	// overloaded: a page answered 503 with Retry-After (not an error).
+	overloaded bool
 }
 
 // one issues one request and checks the response completely.

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"runtime"
 	"strings"
 	"time"
 
@@ -52,6 +53,11 @@ type ServerConfig struct {
 	IdleTimeout       Duration `toml:"idle_timeout" env:"IDLE_TIMEOUT"`
 	WriteTimeout      Duration `toml:"write_timeout" env:"WRITE_TIMEOUT"`
 	MaxHeaderBytes    int      `toml:"max_header_bytes" env:"MAX_HEADER_BYTES"`
+	// MaxConcurrentPages bounds the pages in the rewrite pipeline at once;
+	// PageQueueTimeout is how long a page waits for one of them before it
+	// is answered 503 (docs/behaviour.md, "Limits").
+	MaxConcurrentPages int      `toml:"max_concurrent_pages" env:"MAX_CONCURRENT_PAGES"`
+	PageQueueTimeout   Duration `toml:"page_queue_timeout" env:"PAGE_QUEUE_TIMEOUT"`
 
 	// TrustedPrefixes is TrustedProxies parsed by Validate; bare IPs become
 	// single-address prefixes so callers only ever test prefix containment.
@@ -266,21 +272,37 @@ func (e *Errors) Unwrap() []error {
 	return e.List
 }
 
+// PagesPerCore is how many pages per usable core the rewrite pipeline
+// holds by default. A page holds its slot while it waits on the origin, the
+// auction and the client as well as while it uses the CPU, so the bound is
+// a multiple of the cores; BENCHMARKS.md ("Overload") has the measurement
+// behind the number.
+const PagesPerCore = 8
+
+// DefaultMaxConcurrentPages is server.max_concurrent_pages when unset:
+// PagesPerCore for each core the Go runtime may use (GOMAXPROCS, which
+// follows a container's CPU limit).
+func DefaultMaxConcurrentPages() int {
+	return PagesPerCore * runtime.GOMAXPROCS(0)
+}
+
 // Defaults returns the configuration used for every key that neither the
 // file nor the environment sets. The required publisher keys stay empty.
 func Defaults() *Config {
 	return &Config{
 		Server: ServerConfig{
-			Listen:            ":8080",
-			AdminListen:       "127.0.0.1:9090",
-			DrainPeriod:       Duration{5 * time.Second},
-			ShutdownTimeout:   Duration{15 * time.Second},
-			TrustedProxies:    []string{},
-			ReadHeaderTimeout: Duration{10 * time.Second},
-			ReadTimeout:       Duration{30 * time.Second},
-			IdleTimeout:       Duration{120 * time.Second},
-			WriteTimeout:      Duration{30 * time.Second},
-			MaxHeaderBytes:    64 << 10,
+			Listen:             ":8080",
+			AdminListen:        "127.0.0.1:9090",
+			DrainPeriod:        Duration{5 * time.Second},
+			ShutdownTimeout:    Duration{15 * time.Second},
+			TrustedProxies:     []string{},
+			ReadHeaderTimeout:  Duration{10 * time.Second},
+			ReadTimeout:        Duration{30 * time.Second},
+			IdleTimeout:        Duration{120 * time.Second},
+			WriteTimeout:       Duration{30 * time.Second},
+			MaxHeaderBytes:     64 << 10,
+			MaxConcurrentPages: DefaultMaxConcurrentPages(),
+			PageQueueTimeout:   Duration{500 * time.Millisecond},
 		},
 		Publisher: PublisherConfig{
 			AllowedHosts:                []string{},
@@ -294,7 +316,7 @@ func Defaults() *Config {
 		Compression: CompressionConfig{
 			GzipLevel:     6,
 			BrotliQuality: 4,
-			BrotliWindow:  22,
+			BrotliWindow:  20,
 		},
 		Platform: PlatformConfig{
 			DeliveryCompression: DeliveryCompressionBuiltin,

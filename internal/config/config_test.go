@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -56,6 +57,8 @@ func TestDefaults(t *testing.T) {
 		{"server.read_timeout", c.Server.ReadTimeout.Duration, 30 * time.Second},
 		{"server.idle_timeout", c.Server.IdleTimeout.Duration, 120 * time.Second},
 		{"server.max_header_bytes", c.Server.MaxHeaderBytes, 65536},
+		{"server.max_concurrent_pages", c.Server.MaxConcurrentPages, PagesPerCore * runtime.GOMAXPROCS(0)},
+		{"server.page_queue_timeout", c.Server.PageQueueTimeout.Duration, 500 * time.Millisecond},
 		{"publisher.domain", c.Publisher.Domain, ""},
 		{"publisher.origin_url", c.Publisher.OriginURL, ""},
 		{"publisher.origin_host_header_override", c.Publisher.OriginHostHeaderOverride, ""},
@@ -69,7 +72,7 @@ func TestDefaults(t *testing.T) {
 		{"publisher.offload_origin_accept_encoding", c.Publisher.OffloadOriginAcceptEncoding, "identity"},
 		{"compression.gzip_level", c.Compression.GzipLevel, 6},
 		{"compression.brotli_quality", c.Compression.BrotliQuality, 4},
-		{"compression.brotli_window", c.Compression.BrotliWindow, 22},
+		{"compression.brotli_window", c.Compression.BrotliWindow, 20},
 		{"platform.delivery_compression", c.Platform.DeliveryCompression, "builtin"},
 		{"delivery.gzip_level", c.Delivery.GzipLevel, 1},
 		{"delivery.brotli_quality", c.Delivery.BrotliQuality, 1},
@@ -336,6 +339,8 @@ func TestEnvOverrides(t *testing.T) {
 		{"SSATD_SERVER_SHUTDOWN_TIMEOUT", "3s", func(c *Config) any { return c.Server.ShutdownTimeout.Duration }, 3 * time.Second},
 		{"SSATD_SERVER_DRAIN_PERIOD", "750ms", func(c *Config) any { return c.Server.DrainPeriod.Duration }, 750 * time.Millisecond},
 		{"SSATD_SERVER_MAX_HEADER_BYTES", "1000", func(c *Config) any { return c.Server.MaxHeaderBytes }, 1000},
+		{"SSATD_SERVER_MAX_CONCURRENT_PAGES", "3", func(c *Config) any { return c.Server.MaxConcurrentPages }, 3},
+		{"SSATD_SERVER_PAGE_QUEUE_TIMEOUT", "0s", func(c *Config) any { return c.Server.PageQueueTimeout.Duration }, time.Duration(0)},
 		{"SSATD_PUBLISHER_ORIGIN_URL", "http://other.example:81", func(c *Config) any { return c.Publisher.OriginHost }, "other.example:81"},
 		{"SSATD_PUBLISHER_DOMAIN", "news.example.com", func(c *Config) any { return c.Publisher.Domain }, "news.example.com"},
 		{"SSATD_PUBLISHER_ALLOWED_HOSTS", "a.example,b.example", func(c *Config) any { return c.Publisher.AllowedHosts }, []string{"a.example", "b.example"}},
@@ -402,6 +407,7 @@ func TestEnvNames(t *testing.T) {
 		"SSATD_SERVER_LISTEN", "SSATD_SERVER_ADMIN_LISTEN", "SSATD_SERVER_DRAIN_PERIOD", "SSATD_SERVER_SHUTDOWN_TIMEOUT",
 		"SSATD_SERVER_TRUSTED_PROXIES", "SSATD_SERVER_READ_HEADER_TIMEOUT", "SSATD_SERVER_READ_TIMEOUT",
 		"SSATD_SERVER_IDLE_TIMEOUT", "SSATD_SERVER_WRITE_TIMEOUT", "SSATD_SERVER_MAX_HEADER_BYTES",
+		"SSATD_SERVER_MAX_CONCURRENT_PAGES", "SSATD_SERVER_PAGE_QUEUE_TIMEOUT",
 		"SSATD_PUBLISHER_DOMAIN", "SSATD_PUBLISHER_ORIGIN_URL", "SSATD_PUBLISHER_ORIGIN_HOST_HEADER_OVERRIDE",
 		"SSATD_PUBLISHER_ALLOWED_HOSTS", "SSATD_PUBLISHER_MAX_ORIGIN_RESPONSE_BYTES", "SSATD_PUBLISHER_MAX_DECODED_BODY_BYTES",
 		"SSATD_PUBLISHER_ORIGIN_CONNECT_TIMEOUT", "SSATD_PUBLISHER_ORIGIN_HEADER_TIMEOUT", "SSATD_PUBLISHER_ORIGIN_IDLE_TIMEOUT",
@@ -634,6 +640,8 @@ func TestValidateRules(t *testing.T) {
 		{"zero read timeout", func(c *Config) { c.Server.ReadTimeout.Duration = 0 }, "server.read_timeout", "positive"},
 		{"negative idle timeout", func(c *Config) { c.Server.IdleTimeout.Duration = -1 }, "server.idle_timeout", "positive"},
 		{"zero max header bytes", func(c *Config) { c.Server.MaxHeaderBytes = 0 }, "server.max_header_bytes", "positive"},
+		{"zero max concurrent pages", func(c *Config) { c.Server.MaxConcurrentPages = 0 }, "server.max_concurrent_pages", "at least 1, got 0"},
+		{"negative page queue timeout", func(c *Config) { c.Server.PageQueueTimeout.Duration = -time.Second }, "server.page_queue_timeout", "-1s"},
 		{"bad cidr", func(c *Config) { c.Server.TrustedProxies = []string{"10.0.0.0/8", "10.0.0.0/33"} }, "server.trusted_proxies[1]", `"10.0.0.0/33"`},
 		{"hostname proxy", func(c *Config) { c.Server.TrustedProxies = []string{"proxy.local"} }, "server.trusted_proxies[0]", "CIDR"},
 		{"zoned proxy", func(c *Config) { c.Server.TrustedProxies = []string{"fe80::1%eth0"} }, "server.trusted_proxies[0]", "zone"},

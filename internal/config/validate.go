@@ -74,6 +74,12 @@ func (c *Config) validateServer(p *problems) {
 	if s.MaxHeaderBytes <= 0 {
 		p.addf("server.max_header_bytes", "must be positive, got %d", s.MaxHeaderBytes)
 	}
+	if s.MaxConcurrentPages <= 0 {
+		p.addf("server.max_concurrent_pages", "must be at least 1, got %d", s.MaxConcurrentPages)
+	}
+	if s.PageQueueTimeout.Duration < 0 {
+		p.addf("server.page_queue_timeout", "must be zero (no waiting) or positive, got %s", s.PageQueueTimeout)
+	}
 
 	s.TrustedPrefixes = s.TrustedPrefixes[:0]
 	for i, raw := range s.TrustedProxies {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 
 	"go.uber.org/zap"
 
@@ -46,6 +47,8 @@ type guestError struct {
 	msg    string // the plain-text body the client sees
 	cause  error
 	log    []zap.Field
+	// retryAfter, in seconds, is sent as Retry-After when positive.
+	retryAfter int
 }
 
 func (e *guestError) Error() string {
@@ -65,9 +68,10 @@ var errCopyAborted = errors.New("copying the response to the client failed")
 // the headers have not gone out, the status and plain-text body the client
 // gets (status 0: there is no one to answer).
 type failure struct {
-	reason string
-	status int
-	msg    string
+	reason     string
+	status     int
+	msg        string
+	retryAfter int // seconds; 0 sends no Retry-After
 }
 
 // failureOf decides why a request failed. It is the one place for every
@@ -89,7 +93,8 @@ func failureOf(x *exchange, err error) failure {
 	f := failure{status: http.StatusBadGateway, msg: "502 Bad Gateway: the origin request failed"}
 	var ge *guestError
 	if errors.As(err, &ge) {
-		f = failure{reason: ge.reason, status: ge.status, msg: "502 Bad Gateway: " + ge.msg}
+		f = failure{reason: ge.reason, status: ge.status, retryAfter: ge.retryAfter,
+			msg: strconv.Itoa(ge.status) + " " + http.StatusText(ge.status) + ": " + ge.msg}
 		if ge.status == http.StatusInternalServerError {
 			f.msg = "500 Internal Server Error"
 		}
@@ -168,7 +173,11 @@ func (g *Guest) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	if errors.As(err, &ge) {
 		fields = append(fields, ge.log...)
 	}
-	g.log.Warn("origin request failed", fields...)
+	if f.reason != reasonOverloaded {
+		// Refusals come by the thousand under overload; their access
+		// lines and the failures metric are enough.
+		g.log.Warn("origin request failed", fields...)
+	}
 	h := w.Header()
 	for k := range h {
 		delete(h, k)
@@ -180,6 +189,10 @@ func (g *Guest) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
+	if f.retryAfter > 0 {
+		// delay-seconds form (RFC 9110 §10.2.3).
+		h.Set("Retry-After", strconv.Itoa(f.retryAfter))
+	}
 	w.WriteHeader(f.status)
 	_, _ = w.Write([]byte(f.msg + "\n"))
 }

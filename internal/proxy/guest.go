@@ -99,6 +99,7 @@ type limitOptions struct {
 	rawLimit     int64 // origin body bytes as sent, any coding
 	decodedLimit int64 // origin body bytes after decoding
 	idleTimeout  time.Duration
+	pages        *pageGate // server.max_concurrent_pages, shared by all requests
 }
 
 // codecOptions decide how a page is encoded and delivered
@@ -127,6 +128,9 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	if cfg.Publisher.Origin == nil {
 		return nil, fmt.Errorf("proxy: configuration was not validated (publisher.origin_url not parsed)")
 	}
+	if cfg.Server.MaxConcurrentPages < 1 {
+		return nil, fmt.Errorf("proxy: server.max_concurrent_pages must be at least 1, got %d", cfg.Server.MaxConcurrentPages)
+	}
 	canHint := cfg.Platform.DeliveryCompression != config.DeliveryCompressionUnavailable
 	g := &Guest{
 		originOptions: originOptions{
@@ -143,6 +147,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 			rawLimit:     cfg.Publisher.MaxOriginResponseBytes,
 			decodedLimit: cfg.Publisher.MaxDecodedBodyBytes,
 			idleTimeout:  cfg.Publisher.OriginIdleTimeout.Duration,
+			pages:        newPageGate(cfg.Server.MaxConcurrentPages, cfg.Server.PageQueueTimeout.Duration),
 		},
 		codecOptions: codecOptions{
 			codecOpts: compress.Options{

@@ -85,6 +85,18 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 			msg: "the origin response is larger than the configured limit",
 			log: limitDetail(g.rawLimit, coding, x.mode, resp.ContentLength)}
 	}
+	// Decoder, rewriter and encoder state exist only inside a page slot
+	// (admission.go); the slot is the pipeline's from `go p.run()` on.
+	slot, err := g.pages.admit(x.ctx)
+	if err != nil {
+		return err
+	}
+	running := false
+	defer func() {
+		if !running {
+			slot.release() // refused, or panicked, before the pipeline ran
+		}
+	}()
 	body := &originBody{rc: resp.Body, limit: g.rawLimit, idle: g.idleTimeout, cancel: x.cancel}
 	// Reads the gzip or zlib header now, so that a corrupt one is a 502
 	// rather than an aborted 200.
@@ -102,7 +114,7 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	applyRewrittenHeaders(resp.Header, x, out, g.canHint)
 	resp.ContentLength = -1
 	pr, pw := io.Pipe()
-	p := &pipeline{g: g, x: x, req: resp.Request, body: body, dec: dec, coding: out, pw: pw}
+	p := &pipeline{g: g, x: x, req: resp.Request, body: body, dec: dec, coding: out, pw: pw, slot: slot}
 	if g.diagnostics {
 		applyDiagnostics(resp, x, out, g.platform, g.canHint)
 		p.trailer = resp.Trailer
@@ -117,6 +129,7 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	x.pipe = pr
 	p.first = newFirstBytes()
 	p.sent.first = p.first.wrote
+	running = true
 	go p.run()
 	// The status line is committed only once the first body bytes are
 	// ready: a page that fails before any (a small truncated or corrupt
@@ -125,6 +138,10 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	// "Errors").
 	<-p.first.ready
 	if err := p.first.err; err != nil {
+		var ge *guestError
+		if errors.As(err, &ge) {
+			return ge // decided where it happened (a panic in the pipeline)
+		}
 		return &guestError{status: http.StatusBadGateway, reason: failureOf(x, err).reason,
 			msg: "the origin response failed before any of it could be sent", cause: err}
 	}
@@ -196,6 +213,7 @@ type pipeline struct {
 	out     *bufio.Writer
 	enc     compress.Writer
 	front   *latencyWriter
+	slot    *pageSlot // the page's place in the pipeline, released when run ends
 }
 
 func (p *pipeline) open(dst io.Writer) error {
@@ -218,7 +236,9 @@ func (p *pipeline) open(dst io.Writer) error {
 // ReverseProxy copies to the client.
 func (p *pipeline) run() {
 	defer close(p.x.done)
+	defer p.slot.release() // before done: a finished request has freed its slot
 	defer p.body.Close()
+	defer p.recoverPanic()
 	st, cpu, measured, err := p.timedProcess()
 	if err != nil {
 		if p.first.failed(err) {

@@ -1,0 +1,110 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// reasonOverloaded names a page refused because every pipeline slot stayed
+// busy for server.page_queue_timeout (docs/behaviour.md, "Limits").
+const reasonOverloaded = "overloaded"
+
+// retryAfterSeconds is the Retry-After of an overloaded answer: the header
+// counts whole seconds (RFC 9110 §10.2.3), and a slot frees as soon as any
+// page in progress ends, so the shortest delay it can say is the one.
+const retryAfterSeconds = 1
+
+// pageGate bounds the pages in the rewrite pipeline, which is where a
+// request holds decoder, rewriter and encoder state. Without a bound,
+// memory grows with every concurrent page and overload ends in client
+// timeouts; with it, a page waits a short while for a slot and is then
+// refused with 503, which a client or a load balancer can retry elsewhere.
+// Pass-through responses hold no such state and never wait here.
+type pageGate struct {
+	slots   chan struct{} // one element per page in the pipeline
+	timeout time.Duration // the longest wait for a slot
+}
+
+func newPageGate(n int, timeout time.Duration) *pageGate {
+	return &pageGate{slots: make(chan struct{}, n), timeout: timeout}
+}
+
+// pageSlot is one admitted page's place in the pipeline.
+type pageSlot struct {
+	gate     *pageGate
+	released atomic.Bool
+}
+
+// release gives the slot back. It may be called from every path that ends
+// a page (normal end, abort, panic); only the first call frees the slot.
+func (s *pageSlot) release() {
+	if s != nil && s.released.CompareAndSwap(false, true) {
+		<-s.gate.slots
+	}
+}
+
+// admit takes a slot, waiting up to the gate's timeout. It fails with an
+// overloaded *guestError when the wait runs out, and with the context's
+// error when the request ends first (the client left).
+func (g *pageGate) admit(ctx context.Context) (*pageSlot, error) {
+	select {
+	case g.slots <- struct{}{}:
+		return &pageSlot{gate: g}, nil
+	default:
+	}
+	if g.timeout <= 0 {
+		return nil, errOverloaded(g)
+	}
+	t := time.NewTimer(g.timeout)
+	defer t.Stop()
+	select {
+	case g.slots <- struct{}{}:
+		return &pageSlot{gate: g}, nil
+	case <-t.C:
+		return nil, errOverloaded(g)
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a page slot: %w", context.Cause(ctx))
+	}
+}
+
+// inUse reports how many slots are taken.
+func (g *pageGate) inUse() int { return len(g.slots) }
+
+// errOverloaded is the answer to a page that found no slot: 503 with
+// Retry-After, which RFC 9110 §15.6.4 gives for a temporary overload.
+func errOverloaded(g *pageGate) *guestError {
+	return &guestError{status: http.StatusServiceUnavailable, reason: reasonOverloaded,
+		msg:        "too many pages in progress, retry shortly",
+		cause:      fmt.Errorf("all %d page slots stayed busy for %s", cap(g.slots), g.timeout),
+		retryAfter: retryAfterSeconds}
+}
+
+// reasonPipelinePanic names a page whose pipeline panicked.
+const reasonPipelinePanic = "pipeline_panic"
+
+// recoverPanic, deferred in the pipeline goroutine, ends a page whose
+// pipeline panicked as an aborted response, as net/http does for a handler
+// that panics, rather than taking the daemon and every other page with it.
+// The slot is then released like on any other end.
+func (p *pipeline) recoverPanic() {
+	v := recover()
+	if v == nil {
+		return
+	}
+	err := fmt.Errorf("page pipeline panicked: %v", v)
+	p.g.log.Error("page pipeline panicked", zap.String("path", p.req.URL.Path),
+		zap.Any("panic", v), zap.Stack("stack"))
+	p.front.Abandon()
+	if ge := (&guestError{status: http.StatusInternalServerError, reason: reasonPipelinePanic, msg: "internal error", cause: err}); p.first.failed(ge) {
+		// Nothing was sent: startPipeline answers 500 before the headers.
+		p.pw.CloseWithError(ge)
+		return
+	}
+	p.x.abort(reasonPipelinePanic, err)
+	p.pw.CloseWithError(err)
+}
