@@ -230,8 +230,10 @@ func TestPageSlotIsReleasedOnEveryEnd(t *testing.T) {
 			}
 		}},
 		{"origin abort", reasonOriginFailed, func(t *testing.T, e *env) {
-			if _, _, err := e.get(t, "/abort", navigate); err == nil {
-				t.Fatal("an aborted origin body came out whole")
+			// The body fails inside the first buffer, before anything is
+			// sent: a 502 rather than an aborted 200.
+			if resp, _, err := e.get(t, "/abort", navigate); err != nil || resp.StatusCode != http.StatusBadGateway {
+				t.Fatalf("an origin body cut off early: err %v, want a 502", err)
 			}
 		}},
 		{"client leaves", reasonClientGone, func(t *testing.T, e *env) {
@@ -247,8 +249,9 @@ func TestPageSlotIsReleasedOnEveryEnd(t *testing.T) {
 			resp.Body.Close()
 		}},
 		{"pipeline panic", reasonPipelinePanic, func(t *testing.T, e *env) {
-			if _, _, err := e.get(t, "/panic", navigate); err == nil {
-				t.Fatal("a page whose pipeline panicked came out whole")
+			// The panic comes before the first body byte: a 500.
+			if resp, _, err := e.get(t, "/panic", navigate); err != nil || resp.StatusCode != http.StatusInternalServerError {
+				t.Fatalf("a page whose pipeline panicked: err %v, want a 500", err)
 			}
 		}},
 		{"handler panic", reasonClientGone, func(t *testing.T, e *env) {
