@@ -1,5 +1,5 @@
 // Package auction runs the bid request that an SSAT page waits for at
-// </body> (spec §4.3). The auction starts when the request arrives, runs
+// </body> (docs/behaviour.md, "SSAT injection"). The auction starts when the request arrives, runs
 // concurrently with the origin fetch, and is bounded by a deadline.
 package auction
 

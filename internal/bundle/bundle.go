@@ -1,5 +1,5 @@
 // Package bundle holds the client bundle (tsjs) that every rewritten page
-// loads with the script tag of spec §4.2.
+// loads with the script tag of "Bundle tag" in docs/behaviour.md.
 package bundle
 
 import (

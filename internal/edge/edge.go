@@ -1,4 +1,4 @@
-// Package edge is the stand-in for Fastly's dynamic compression (spec §5.4):
+// Package edge is the stand-in for Fastly's dynamic compression (docs/behaviour.md, "Edge"):
 // middleware in front of the guest that compresses the responses carrying
 // X-Compress-Hint and removes the hint from everything it lets through.
 //
@@ -183,7 +183,7 @@ func stateOf(r *http.Request) *state {
 }
 
 // serveGate runs innermost, around the guest: it sees the guest's headers
-// first and makes the §5.4 decision for the layers outside it.
+// first and makes the "Edge" (docs/behaviour.md) decision for the layers outside it.
 func (e *Edge) serveGate(w http.ResponseWriter, r *http.Request) {
 	st := stateOf(r)
 	e.next.ServeHTTP(&gateWriter{ResponseWriter: w, st: st, method: r.Method}, r)
@@ -230,7 +230,7 @@ func (g *gateWriter) Unwrap() http.ResponseWriter { return g.ResponseWriter }
 func (g *gateWriter) decide(status int) {
 	h := g.Header()
 	hints := h.Values(ssat.HintHeader)
-	h.Del(ssat.HintHeader) // never reaches the client, compressed or not (§5.4)
+	h.Del(ssat.HintHeader) // never reaches the client, compressed or not (docs/behaviour.md, "Edge")
 	st := g.st
 	if len(hints) == 0 {
 		// Not ours to touch: undo gzhttp's Vary line and keep it out.

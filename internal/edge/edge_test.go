@@ -147,7 +147,7 @@ func TestHintedResponsesCompressed(t *testing.T) {
 	}
 }
 
-// Each skip rule of §5.4, and the hint is removed in every case.
+// Each skip rule of "Edge" in docs/behaviour.md, and the hint is removed in every case.
 func TestSkipRules(t *testing.T) {
 	tests := []struct {
 		name   string

@@ -26,7 +26,7 @@ func (c choice) String() string {
 	return "identity"
 }
 
-// negotiate picks the delivery coding for a hinted response (§5.4). For
+// negotiate picks the delivery coding for a hinted response (docs/behaviour.md, "Edge"). For
 // "on" the client's q-values decide and br wins ties; "gzip" and "br" force
 // that coding when the client accepts it. Unknown hint values compress
 // nothing: the edge only does what it was clearly asked to.

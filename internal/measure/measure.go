@@ -1,6 +1,6 @@
 // Package measure is `ssatd measure`: what in-guest decompression and
 // recompression cost per SSAT page view, and what offloading compression to
-// the edge saves (spec §9).
+// the edge saves (docs/measuring.md).
 //
 // Every figure comes from the code that serves traffic: the guest body
 // pipeline through (*proxy.Guest).Transform and the builtin edge handler
@@ -48,7 +48,7 @@ const (
 	ModeBrToIdentity      = "br_to_identity"
 )
 
-// Modes are the guest pipeline modes of spec §9. identity comes first: it is
+// Modes are the guest pipeline modes of docs/measuring.md. identity comes first: it is
 // the reference every other output is compared with.
 var Modes = []Mode{
 	{ModeIdentity, compress.Identity, compress.Identity},

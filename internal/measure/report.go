@@ -339,7 +339,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	return bw.err
 }
 
-// group formats n with thousands separators, as in spec §9.
+// group formats n with thousands separators, as in docs/measuring.md.
 func group(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")

@@ -9,7 +9,7 @@ import (
 )
 
 // serveBundle answers the client bundle that every rewritten page loads
-// (§4.2) from the guest itself, never from the origin.
+// (docs/behaviour.md, "Bundle tag") from the guest itself, never from the origin.
 func (g *Guest) serveBundle(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "text/javascript; charset=utf-8")

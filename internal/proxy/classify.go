@@ -8,7 +8,7 @@ import (
 	"github.com/ssatd/ssatd/internal/compress"
 )
 
-// route is what the guest does with an origin response (spec §3).
+// route is what the guest does with an origin response (docs/behaviour.md, "Classification").
 type route string
 
 const (
@@ -22,7 +22,7 @@ const (
 )
 
 // classify decides the route from status and headers alone, before any
-// body byte is read. The first matching row of the §3 table wins.
+// body byte is read. The first matching row of the "Classification" (docs/behaviour.md) table wins.
 func classify(method string, resp *http.Response) (route, compress.Coding) {
 	switch {
 	case method == http.MethodHead,

@@ -7,7 +7,7 @@ import (
 	"github.com/ssatd/ssatd/internal/compress"
 )
 
-// The §3 table, first match wins.
+// The "Classification" (docs/behaviour.md) table, first match wins.
 func TestClassify(t *testing.T) {
 	tests := []struct {
 		name, method string

@@ -12,7 +12,7 @@ import (
 type clientView struct {
 	addr    netip.Addr
 	trusted bool   // addr is a configured trusted proxy
-	host    string // request_host of spec §4.1
+	host    string // request_host of "URL rewriting" in docs/behaviour.md
 	scheme  string // request_scheme
 }
 

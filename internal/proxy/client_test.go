@@ -12,7 +12,7 @@ import (
 	"github.com/ssatd/ssatd/internal/config"
 )
 
-// Spec §4.1: request_host is the client's Host only when it is allowed.
+// "URL rewriting" in docs/behaviour.md: request_host is the client's Host only when it is allowed.
 func TestRequestHostPolicy(t *testing.T) {
 	tests := []struct {
 		name, host, xfh, xfp string

@@ -167,7 +167,7 @@ func countElements(t *testing.T, page []byte) int {
 	return n
 }
 
-// benchModes are the guest pipeline modes of spec §9.
+// benchModes are the guest pipeline modes of docs/measuring.md.
 var benchModes = []struct {
 	name    string
 	in, out compress.Coding

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Why a request is not SSAT-eligible (spec §1); logged with each request.
+// Why a request is not SSAT-eligible (docs/behaviour.md, "Eligibility"); logged with each request.
 const (
 	ineligibleMethod     = "method"
 	ineligibleNotDoc     = "not_document"
@@ -20,7 +20,7 @@ const (
 	secFetchDestDocument = "document"
 )
 
-// eligibility applies the gates of spec §1 that depend on the request alone;
+// eligibility applies the gates of "Eligibility" in docs/behaviour.md that depend on the request alone;
 // the slot match is done by the caller. It returns "" when all pass.
 func (g *Guest) eligibility(r *http.Request) string {
 	// HEAD is judged like GET so that it gets GET's headers (RFC 9110

@@ -154,7 +154,7 @@ func bodyFailureReason(err error) string {
 }
 
 // errorHandler answers transport and ModifyResponse failures, which happen
-// before any header was sent: a short plain-text body (§7, §8).
+// before any header was sent: a short plain-text body (docs/behaviour.md, "Limits", "Errors").
 func (g *Guest) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
 	x := exchangeOf(r)
 	f := failureOf(x, err)

@@ -16,7 +16,7 @@ import (
 )
 
 // assertAborted checks that the client saw a failed transfer, not a short
-// page that ended cleanly (spec §7).
+// page that ended cleanly (docs/behaviour.md, "Limits").
 func assertAborted(t *testing.T, resp *http.Response, err error) {
 	t.Helper()
 	if err == nil {
@@ -45,7 +45,7 @@ func htmlOfSize(n int) []byte {
 	return b[:n]
 }
 
-// Spec §7: the raw limit is exact, by Content-Length and chunked.
+// "Limits" in docs/behaviour.md: the raw limit is exact, by Content-Length and chunked.
 func TestRawLimitBoundaries(t *testing.T) {
 	const limit = 64 << 10
 	for _, chunked := range []bool{false, true} {
@@ -86,7 +86,7 @@ func TestRawLimitBoundaries(t *testing.T) {
 	}
 }
 
-// Spec §7 bomb guard: a small gzip body that expands past the decoded limit
+// "Limits" (docs/behaviour.md) bomb guard: a small gzip body that expands past the decoded limit
 // is stopped there.
 func TestDecodedLimitStopsBomb(t *testing.T) {
 	for _, c := range []compress.Coding{compress.Gzip, compress.Deflate, compress.Brotli} {

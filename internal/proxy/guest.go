@@ -1,4 +1,4 @@
-// Package proxy is the guest of spec §0: the SSAT handler that fetches the
+// Package proxy is the guest of "Guest and edge" in docs/behaviour.md: the SSAT handler that fetches the
 // publisher origin's page, decides whether it is eligible, classifies the
 // response, rewrites HTML while it streams and applies the header policy.
 //
@@ -214,7 +214,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		ModifyResponse: g.modifyResponse,
 		ErrorHandler:   g.errorHandler,
 		// The pipeline already batches its output by latency; pass-through
-		// bodies are forwarded as they arrive (spec: streaming everywhere).
+		// bodies are forwarded as they arrive, never held whole.
 		FlushInterval: -1,
 		ErrorLog:      zap.NewStdLog(g.log.Named("reverseproxy")),
 	}
@@ -222,7 +222,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 }
 
 // newOriginTransport builds the only transport page traffic uses. It never
-// decodes bodies itself (spec §2, Go pitfall): the guest sets
+// decodes bodies itself (docs/behaviour.md, "Origin request", Go pitfall): the guest sets
 // Accept-Encoding on every origin request and decodes what it asked for.
 func newOriginTransport(cfg *config.Config) *http.Transport {
 	dialer := &net.Dialer{Timeout: cfg.Publisher.OriginConnectTimeout.Duration, KeepAlive: 30 * time.Second}
@@ -439,7 +439,7 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // prepare decides eligibility, mode and slots, and starts the auction: all
-// that is known from the request alone (§1, §4.3: the auction runs
+// that is known from the request alone (docs/behaviour.md, "Eligibility", "SSAT injection": the auction runs
 // concurrently with the origin fetch).
 func (g *Guest) prepare(x *exchange, r *http.Request) {
 	x.ineligible = g.eligibility(r)

@@ -13,7 +13,7 @@ import (
 
 var allCodings = []compress.Coding{compress.Identity, compress.Gzip, compress.Deflate, compress.Brotli}
 
-// Mirror mode (§5.2): the output coding is the origin's, and every coding
+// Mirror mode (docs/behaviour.md, "Mirror mode"): the output coding is the origin's, and every coding
 // decodes to the same rewritten page as identity.
 func TestMirrorEveryCodingSameRewrittenPage(t *testing.T) {
 	var want []byte
@@ -46,7 +46,7 @@ func TestMirrorEveryCodingSameRewrittenPage(t *testing.T) {
 	}
 }
 
-// Spec §2: the origin sees the subset of {gzip, deflate, br} the client
+// "Origin request" in docs/behaviour.md: the origin sees the subset of {gzip, deflate, br} the client
 // accepts, in fixed order, or identity.
 func TestOriginAcceptEncoding(t *testing.T) {
 	tests := []struct{ client, origin string }{
@@ -78,7 +78,7 @@ func TestOriginAcceptEncoding(t *testing.T) {
 	}
 }
 
-// Spec §2: eligible requests lose their conditional headers; others keep them.
+// "Origin request" in docs/behaviour.md: eligible requests lose their conditional headers; others keep them.
 func TestConditionalHeadersStrippedOnlyWhenEligible(t *testing.T) {
 	cond := map[string]string{"If-None-Match": `"x"`, "If-Modified-Since": "Mon, 02 Jan 2006 15:04:05 GMT", "Range": "bytes=0-10", "If-Range": `"x"`}
 	for _, eligible := range []bool{true, false} {
@@ -106,7 +106,7 @@ func TestConditionalHeadersStrippedOnlyWhenEligible(t *testing.T) {
 	}
 }
 
-// Spec §6.1 and §6.2.
+// "Eligible pages" and "Rewritten responses" in docs/behaviour.md.
 func TestHeaderPolicy(t *testing.T) {
 	origin := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -159,7 +159,7 @@ func TestHeaderPolicy(t *testing.T) {
 	}
 }
 
-// Spec §3 and §6.3: non-HTML and unsupported codings pass untouched.
+// "Classification" and "Pass-through responses" in docs/behaviour.md: non-HTML and unsupported codings pass untouched.
 func TestPassThroughUntouched(t *testing.T) {
 	tests := []struct {
 		name, ctype, ce string
@@ -224,7 +224,7 @@ func TestHeadRequestHeadersOnly(t *testing.T) {
 	}
 }
 
-// Spec §2 and §8: a 304 to an eligible (unconditional) request is the
+// "Origin request" and "Errors" in docs/behaviour.md: a 304 to an eligible (unconditional) request is the
 // origin's fault; a 304 to a conditional non-eligible request passes.
 func TestOrigin304(t *testing.T) {
 	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -250,7 +250,7 @@ func TestOrigin304(t *testing.T) {
 	}
 }
 
-// Any status with an HTML body is rewritten (§3 last row).
+// Any status with an HTML body is rewritten (docs/behaviour.md, "Classification" last row).
 func TestErrorPagesRewritten(t *testing.T) {
 	var e *env
 	e = newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -322,7 +322,7 @@ func TestEligibilityGates(t *testing.T) {
 	}
 }
 
-// Spec §2: only the configured origin is contacted, with its Host.
+// "Origin request" in docs/behaviour.md: only the configured origin is contacted, with its Host.
 func TestOriginRequestTarget(t *testing.T) {
 	var gotHost, gotURI string
 	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

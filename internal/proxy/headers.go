@@ -8,14 +8,14 @@ import (
 	"github.com/ssatd/ssatd/internal/ssat"
 )
 
-// HintHeader asks the edge to compress a response (§5.4).
+// HintHeader asks the edge to compress a response (docs/behaviour.md, "Edge").
 const HintHeader = ssat.HintHeader
 
-// privateCacheControl is the §6.1 cache policy for personalised pages.
+// privateCacheControl is the "Eligible pages" (docs/behaviour.md) cache policy for personalised pages.
 const privateCacheControl = "private, max-age=0"
 
 // sharedCacheHeaders would let a shared cache store or revalidate a
-// personalised page (§6.1): CDN-specific controls, freshness from the
+// personalised page (docs/behaviour.md, "Eligible pages"): CDN-specific controls, freshness from the
 // origin, and the validators of the unpersonalised origin document.
 var sharedCacheHeaders = []string{
 	"Surrogate-Control", "Fastly-Surrogate-Control", "CDN-Cache-Control",
@@ -26,7 +26,7 @@ var sharedCacheHeaders = []string{
 // changes: a range or a digest of the origin body is wrong for the output.
 var bodyDescribingHeaders = []string{"Content-Length", "Accept-Ranges", "Content-MD5", "Content-Digest", "Repr-Digest"}
 
-// applyPrivacy sets the §6.1 headers. It is used on every response to an
+// applyPrivacy sets the "Eligible pages" (docs/behaviour.md) headers. It is used on every response to an
 // eligible request that still sends headers, errors included.
 func applyPrivacy(h http.Header) {
 	h.Set("Cache-Control", privateCacheControl)
@@ -36,7 +36,7 @@ func applyPrivacy(h http.Header) {
 }
 
 // applyRewrittenHeaders is the final header policy of a pipeline response
-// (§6.1, §6.2, §5.3). Set-Cookie and other end-to-end headers pass through.
+// (docs/behaviour.md, "Eligible pages", "Rewritten responses", "Offload mode"). Set-Cookie and other end-to-end headers pass through.
 func applyRewrittenHeaders(h http.Header, x *exchange, out compress.Coding, hint bool) {
 	for _, k := range bodyDescribingHeaders {
 		h.Del(k)

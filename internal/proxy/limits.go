@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// errRawLimit is the §7 raw limit being crossed while the body is read.
+// errRawLimit is the "Limits" (docs/behaviour.md) raw limit being crossed while the body is read.
 type errRawLimit struct {
 	limit int64
 }
@@ -18,7 +18,7 @@ func (e *errRawLimit) Error() string {
 }
 
 // originBody wraps the origin response body. It counts raw bytes against the
-// §7 limit (limit 0: no limit) and cancels the origin request, with cause
+// "Limits" (docs/behaviour.md) limit (limit 0: no limit) and cancels the origin request, with cause
 // errOriginIdle, when one Read waits longer than idle: the "gap between body
 // bytes" is timed only while the guest is actually waiting for the origin,
 // never while it is blocked on a slow client.

@@ -10,11 +10,11 @@ import (
 type mode string
 
 const (
-	modeMirror  mode = "mirror"  // output coding = origin coding (§5.2)
-	modeOffload mode = "offload" // identity out with X-Compress-Hint (§5.3)
+	modeMirror  mode = "mirror"  // output coding = origin coding (docs/behaviour.md, "Mirror mode")
+	modeOffload mode = "offload" // identity out with X-Compress-Hint (docs/behaviour.md, "Offload mode")
 )
 
-// modeFor applies §5.3: offload needs the flag, a platform that delivers
+// modeFor applies "Offload mode" in docs/behaviour.md: offload needs the flag, a platform that delivers
 // compression, and an eligible request. The response-side condition (HTML on
 // the pipeline route) is checked when the response arrives.
 //

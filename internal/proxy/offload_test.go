@@ -39,7 +39,7 @@ func stubbornOrigin(c compress.Coding, page func() []byte, asked *string) http.H
 	}
 }
 
-// §5.3 end to end: the origin is asked for identity; whatever it sends, the
+// "Offload mode" (docs/behaviour.md) end to end: the origin is asked for identity; whatever it sends, the
 // guest emits identity with the hint, the edge compresses for the client,
 // and the page decodes to exactly what mirror mode serves.
 func TestOffloadEndToEnd(t *testing.T) {
@@ -100,7 +100,7 @@ func orIdentity(s string) string {
 	return s
 }
 
-// §5.5: "external" emits identity with the hint for the CDN in front;
+// "Platforms" in docs/behaviour.md: "external" emits identity with the hint for the CDN in front;
 // "unavailable" keeps mirror behaviour with no hint and no Vary change.
 func TestOffloadPlatforms(t *testing.T) {
 	tests := []struct {
@@ -172,7 +172,7 @@ func TestOffloadNegotiate(t *testing.T) {
 	}
 }
 
-// §7 in offload: the limit counts identity bytes, so a page that fits as
+// "Limits" in docs/behaviour.md in offload: the limit counts identity bytes, so a page that fits as
 // gzip can be too large as identity; the log says so plainly.
 func TestOffloadRawLimitCountsIdentity(t *testing.T) {
 	page := []byte("<html><head></head><body>" + strings.Repeat("<p>same text again</p>", 5000) + "</body></html>")

@@ -11,11 +11,11 @@ import (
 	"github.com/ssatd/ssatd/internal/config"
 )
 
-// conditionalHeaders are dropped for eligible requests (§2): the page is
+// conditionalHeaders are dropped for eligible requests (docs/behaviour.md, "Origin request"): the page is
 // personalised, so the origin must always send the whole representation.
 var conditionalHeaders = []string{"If-None-Match", "If-Modified-Since", "Range", "If-Range"}
 
-// rewriteOriginRequest builds the origin request (spec §2). It is the only
+// rewriteOriginRequest builds the origin request (docs/behaviour.md, "Origin request"). It is the only
 // place where origin request headers are decided.
 func (g *Guest) rewriteOriginRequest(pr *httputil.ProxyRequest) {
 	x := exchangeOf(pr.In)
@@ -41,7 +41,7 @@ func (g *Guest) rewriteOriginRequest(pr *httputil.ProxyRequest) {
 }
 
 // originAcceptEncoding decides the Accept-Encoding sent to the origin. It is
-// always set, never left to Go's transport (spec §2, Go pitfall).
+// always set, never left to Go's transport (docs/behaviour.md, "Origin request", Go pitfall).
 func (g *Guest) originAcceptEncoding(in http.Header, x *exchange) string {
 	if x.mode == modeOffload && g.offloadAE != config.OffloadOriginNegotiate {
 		return string(compress.Identity)

@@ -22,7 +22,7 @@ const (
 	outBufSize     = 16 << 10
 )
 
-// modifyResponse classifies the origin response (§3) and, for HTML, puts the
+// modifyResponse classifies the origin response (docs/behaviour.md, "Classification") and, for HTML, puts the
 // rewrite pipeline in place of the body. Returning an error sends the client
 // a plain-text error through errorHandler: only possible before headers.
 func (g *Guest) modifyResponse(resp *http.Response) error {
@@ -37,8 +37,8 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	x.originCoding = contentEncodingForLog(resp.Header)
 	x.outCoding = x.originCoding
 	if rt == routeHeadersOnly && x.eligible && resp.StatusCode == http.StatusNotModified {
-		// Conditional headers were removed from the request (§2), so a 304
-		// means the origin broke the contract (§8).
+		// Conditional headers were removed from the request (docs/behaviour.md, "Origin request"), so a 304
+		// means the origin broke the contract (docs/behaviour.md, "Errors").
 		return &guestError{status: http.StatusBadGateway, reason: "origin_304_to_eligible", msg: "the origin answered 304 Not Modified to an unconditional request"}
 	}
 	if rt != routePipeline {
@@ -60,9 +60,9 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	return g.startPipeline(resp, x, coding)
 }
 
-// passThrough leaves the response as the origin sent it (§6.3), with the
+// passThrough leaves the response as the origin sent it (docs/behaviour.md, "Pass-through responses"), with the
 // idle timeout on its body. Offload applies only to HTML on the pipeline
-// route (§5.3), so the exchange falls back to mirror.
+// route (docs/behaviour.md, "Offload mode"), so the exchange falls back to mirror.
 func (g *Guest) passThrough(resp *http.Response, x *exchange, rt route) {
 	if rt == routeUnsupported {
 		g.log.Info("unsupported content-encoding passed through",
@@ -79,7 +79,7 @@ func (g *Guest) passThrough(resp *http.Response, x *exchange, rt route) {
 // go out, sets the final headers and replaces the body with the pipeline.
 func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.Coding) error {
 	if resp.ContentLength > g.rawLimit {
-		// §7: a declared length above the limit is refused before anything
+		// "Limits" in docs/behaviour.md: a declared length above the limit is refused before anything
 		// is sent.
 		return &guestError{status: http.StatusBadGateway, reason: reasonTooLarge,
 			msg: "the origin response is larger than the configured limit",
@@ -248,7 +248,7 @@ func (p *pipeline) run() {
 		}
 		p.x.abort(failureOf(p.x, err).reason, err)
 		// The reader side sees the error, ReverseProxy aborts the response
-		// (http.ErrAbortHandler): a truncated page never ends cleanly (§7).
+		// (http.ErrAbortHandler): a truncated page never ends cleanly (docs/behaviour.md, "Limits").
 		p.pw.CloseWithError(err)
 		return
 	}
@@ -339,7 +339,7 @@ func (p *pipeline) process() (rewrite.Stats, error) {
 	return st, err
 }
 
-// headPrepend is what goes right after <head> (§4.2): the ad-slots script for
+// headPrepend is what goes right after <head> (docs/behaviour.md, "Bundle tag"): the ad-slots script for
 // eligible requests, then the bundle tag.
 func (g *Guest) headPrepend(x *exchange) []byte {
 	if !x.eligible {

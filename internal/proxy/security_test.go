@@ -49,7 +49,7 @@ func rawRequest(t *testing.T, addr, req string) string {
 	return strings.TrimSpace(line)
 }
 
-// Spec §2: ssatd is not an open proxy. Nothing a client sends makes it
+// "Origin request" in docs/behaviour.md: ssatd is not an open proxy. Nothing a client sends makes it
 // connect anywhere but the configured origin.
 func TestNotAnOpenProxy(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -165,7 +165,7 @@ func TestInjectedScriptsCannotBeBrokenOut(t *testing.T) {
 	}
 }
 
-// The §6.1 headers hold on every eligible response that sends headers, in
+// The "Eligible pages" (docs/behaviour.md) headers hold on every eligible response that sends headers, in
 // every mode and on every error path.
 func TestPrivacyHeadersOnEveryEligiblePath(t *testing.T) {
 	cacheHeaders := func(w http.ResponseWriter) {

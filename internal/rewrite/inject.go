@@ -11,12 +11,12 @@ import (
 // BundlePath is the path the client bundle is served from.
 const BundlePath = "/static/tsjs=tsjs-unified.min.js"
 
-// BundleTag is the §4.2 script tag for a bundle whose sha256 is hexHash.
+// BundleTag is the "Bundle tag" (docs/behaviour.md) script tag for a bundle whose sha256 is hexHash.
 func BundleTag(hexHash string) []byte {
 	return []byte(`<script src="` + BundlePath + `?v=` + hexHash + `" id="trustedserver-js"></script>`)
 }
 
-// AdSlotsScript is the §4.3 head script declaring the matched slots.
+// AdSlotsScript is the "SSAT injection" (docs/behaviour.md) head script declaring the matched slots.
 func AdSlotsScript(slots []ssat.Slot) ([]byte, error) {
 	// The caller's slots are shared with the auction: normalise a copy so
 	// that empty lists and maps encode as [] and {} rather than null.
@@ -41,7 +41,7 @@ func AdSlotsScript(slots []ssat.Slot) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// BidsScript is the §4.3 script placed before </body>.
+// BidsScript is the "SSAT injection" (docs/behaviour.md) script placed before </body>.
 func BidsScript(bids map[string]ssat.Bid) ([]byte, error) {
 	if bids == nil {
 		bids = map[string]ssat.Bid{}
@@ -58,7 +58,7 @@ func BidsScript(bids map[string]ssat.Bid) ([]byte, error) {
 }
 
 // escapeJSString writes s as the body of a double-quoted JavaScript string
-// literal inside a <script> element (§4.3). '<', '>' and '&' are escaped so
+// literal inside a <script> element (docs/behaviour.md, "SSAT injection"). '<', '>' and '&' are escaped so
 // that no "</script>" or "<!--" can appear in the element; U+2028 and U+2029
 // are line terminators in older JavaScript string literals.
 func escapeJSString(b *bytes.Buffer, s []byte) {

@@ -33,7 +33,7 @@ func run(t *testing.T, in string, o *Options) (string, Stats) {
 
 func TestURLRewriting(t *testing.T) {
 	tests := []struct{ name, in, want string }{
-		// The examples of spec §4.1.
+		// The examples of "URL rewriting" in docs/behaviour.md.
 		{"https href", `<a href="https://origin.pub.example/a">`, `<a href="https://www.pub.example/a">`},
 		{"protocol-relative src", `<img src="//origin.pub.example/i.png">`, `<img src="//www.pub.example/i.png">`},
 		{"bare prefix", `<a href="origin.pub.example/bare">`, `<a href="www.pub.example/bare">`},

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// attrKind says which of the spec §4.1 rules apply to an attribute.
+// attrKind says which of the "URL rewriting" (docs/behaviour.md) rules apply to an attribute.
 type attrKind int
 
 const (
@@ -210,7 +210,7 @@ func (h *hostRewriter) rewrite(v string, kind attrKind) (string, bool) {
 }
 
 // rewriteRawValue rewrites one raw (possibly entity-encoded) attribute value.
-// Matching happens on the decoded value (spec §4.1). When the raw bytes hold
+// Matching happens on the decoded value (docs/behaviour.md, "URL rewriting"). When the raw bytes hold
 // no character references the rewrite is done on them directly, so that
 // unchanged parts stay byte-identical; otherwise the new decoded value is
 // re-encoded for its quoting context.

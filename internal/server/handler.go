@@ -12,7 +12,7 @@ import (
 // client → HTTP/2 preface refusal → reset on abort → per-write deadline →
 // edge (with the builtin platform) → guest.
 // With "external" a CDN in front compresses hinted responses, and with
-// "unavailable" nothing is hinted, so neither has an edge here (§5.5).
+// "unavailable" nothing is hinted, so neither has an edge here (docs/behaviour.md, "Platforms").
 func ClientHandler(cfg *config.Config, guest http.Handler) (http.Handler, error) {
 	h := guest
 	if cfg.Platform.DeliveryCompression == config.DeliveryCompressionBuiltin {
