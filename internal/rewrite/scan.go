@@ -121,6 +121,9 @@ type scanner struct {
 	urlAttr  bool   // the held tag has a URL attribute that may be rewritten
 	urlValue int    // where a URL attribute's value starts, while not yet checked; -1 if none
 	rawName  string // the element whose end tag ends inRawText
+	// closing is the raw-text element whose end tag is held (inTag): until
+	// that tag is complete, the page is still inside the element.
+	closing string
 	maxTok   int
 	quirks   bool // repeat the x/net/html Tokenizer's departures (tests)
 }
@@ -188,6 +191,8 @@ func (s *scanner) openRawText() string {
 		return "script"
 	case inPlaintext:
 		return "plaintext"
+	case inTag:
+		return s.closing
 	}
 	return ""
 }
@@ -382,7 +387,7 @@ func (rw *rewriter) scanTag() bool {
 // tagDone acts on the held tag, buf[tokStart:end], which is complete.
 func (rw *rewriter) tagDone(end int) {
 	s := &rw.scanner
-	s.pos, s.mode = end, inText
+	s.pos, s.mode, s.closing = end, inText, ""
 	raw := s.buf[s.tokStart:end]
 	if len(raw) > s.maxTok {
 		rw.oversize() // as if it had arrived in pieces: the output must not depend on reads
@@ -608,6 +613,7 @@ func (rw *rewriter) scanRawText() bool {
 			return false
 		case matched:
 			rw.pos, rw.mode = lt, inText // the end tag is scanned as a tag
+			rw.closing = rw.rawName
 			return true
 		}
 		rw.pos = lt + 1
@@ -633,6 +639,7 @@ loop:
 				break loop
 			case matched:
 				rw.pos, rw.mode = i, inText
+				rw.closing = "script"
 				return true
 			}
 			switch prefixAt(b, i, "<!--") {
@@ -654,6 +661,7 @@ loop:
 				break loop
 			case matched:
 				rw.pos, rw.mode = i, inText
+				rw.closing = "script"
 				return true
 			}
 			switch tagAt(b, i, false, "script") {
