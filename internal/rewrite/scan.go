@@ -124,8 +124,8 @@ type scanner struct {
 	// closing is the raw-text element whose end tag is held (inTag): until
 	// that tag is complete, the page is still inside the element.
 	closing string
-	maxTok   int
-	quirks   bool // repeat the x/net/html Tokenizer's departures (tests)
+	maxTok  int
+	quirks  bool // repeat the x/net/html Tokenizer's departures (tests)
 }
 
 func (s *scanner) reset(maxTok int, quirks bool) {
