@@ -19,12 +19,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 // distrolessUsers are the named users of the distroless base images.
@@ -245,24 +245,6 @@ func checkStatic(t *testing.T, path string) {
 	}
 }
 
-// lockedBuffer collects a child's stderr while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // logLines decodes the JSON log lines; other lines are skipped.
 func logLines(s string) []map[string]any {
 	var out []map[string]any
@@ -397,7 +379,7 @@ formats = [[728, 90]]
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	daemon := root.command(ctx, f, append(slices.Clone(f.entrypoint), f.cmd...))
-	stderr := &lockedBuffer{}
+	stderr := &testutil.LockedBuffer{}
 	daemon.Stderr = stderr
 	if err := daemon.Start(); err != nil {
 		t.Fatalf("starting %s as %d:%d: %v", root.binary, f.uid, f.gid, err)

@@ -27,6 +27,7 @@ import (
 	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/demo"
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 // startTestDemo runs the whole demo in-process on free loopback ports and
@@ -171,17 +172,17 @@ func TestDemoThroughBothProxies(t *testing.T) {
 
 // runCommand starts the command line in the background and returns its
 // output buffers, a stop func and the exit code channel.
-func runCommand(t *testing.T, args ...string) (stdout, stderr *lockedBuffer, stop func(), code <-chan int) {
+func runCommand(t *testing.T, args ...string) (stdout, stderr *testutil.LockedBuffer, stop func(), code <-chan int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	stdout, stderr = &lockedBuffer{}, &lockedBuffer{}
+	stdout, stderr = &testutil.LockedBuffer{}, &testutil.LockedBuffer{}
 	ch := make(chan int, 1)
 	go func() { ch <- run(ctx, args, stdout, stderr, []string{"SSATD_LOG_LEVEL=warn"}) }()
 	t.Cleanup(cancel)
 	return stdout, stderr, cancel, ch
 }
 
-func waitOutput(t *testing.T, b *lockedBuffer, re *regexp.Regexp, code <-chan int) []string {
+func waitOutput(t *testing.T, b *testutil.LockedBuffer, re *regexp.Regexp, code <-chan int) []string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -212,7 +213,7 @@ func exitCode(t *testing.T, code <-chan int) int {
 // TestDemoCommand runs `ssatd demo` as a user would (with free ports), reads
 // the printed URLs, fetches them, and stops it as Ctrl-C would.
 func TestDemoCommand(t *testing.T) {
-	stdout, stderr, stop, code := runCommand(t, "demo", "-origin-port", "0", "-mirror-port", "0", "-offload-port", "0",
+	stdout, stderr, stop, code := runCommand(t, "demo", "-origin-port", "0", "-bidder-port", "0", "-mirror-port", "0", "-offload-port", "0",
 		"-mirror-admin-port", "0", "-offload-admin-port", "0")
 	m := waitOutput(t, stdout, regexp.MustCompile(`(?m)^  mirror +(http://\S+/) .*\n  offload +(http://\S+/) `), code)
 	out := stdout.String()
@@ -242,7 +243,7 @@ func TestDemoPortInUse(t *testing.T) {
 	defer busy.Close()
 	port := busy.Listener.Addr().String()[strings.LastIndex(busy.Listener.Addr().String(), ":")+1:]
 	var stderr bytes.Buffer
-	code := run(context.Background(), []string{"demo", "-origin-port", "0", "-mirror-port", port, "-offload-port", "0",
+	code := run(context.Background(), []string{"demo", "-origin-port", "0", "-bidder-port", "0", "-mirror-port", port, "-offload-port", "0",
 		"-mirror-admin-port", "0", "-offload-admin-port", "0"}, io.Discard, &stderr, nil)
 	if code != 1 || !strings.Contains(stderr.String(), "-mirror-port") {
 		t.Fatalf("exit %d, stderr %q; want 1 and a hint to use -mirror-port", code, stderr.String())

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/pelletier/go-toml/v2"
@@ -517,23 +516,4 @@ func missingKeys(prefix string, want, have any) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// lockedBuffer is an io.Writer that a running command and the test share:
-// the test reads what the command writes while it runs.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/metrics"
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 const (
@@ -446,7 +447,7 @@ func logLine(logs, msg string) (map[string]any, bool) {
 // runs it, with the ports it reported in its startup log line.
 type servedCommand struct {
 	clientAddr, adminAddr string
-	stderr                *lockedBuffer
+	stderr                *testutil.LockedBuffer
 	cancel                context.CancelFunc // what SIGTERM does
 	done                  chan int           // receives the exit code once
 }
@@ -455,7 +456,7 @@ func startServeCommand(t *testing.T, configText string) *servedCommand {
 	t.Helper()
 	path := writeConfig(t, configText)
 	ctx, cancel := context.WithCancel(context.Background())
-	sc := &servedCommand{stderr: &lockedBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	sc := &servedCommand{stderr: &testutil.LockedBuffer{}, cancel: cancel, done: make(chan int, 1)}
 	go func() { sc.done <- run(ctx, []string{"serve", "-config", path}, io.Discard, sc.stderr, nil) }()
 	t.Cleanup(func() {
 		cancel()
