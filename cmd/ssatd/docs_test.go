@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
 
 	"github.com/ssatd/ssatd/internal/config"
 )
@@ -327,5 +330,57 @@ func TestExampleRecipeMatchesREADME(t *testing.T) {
 	}
 	if last := fromREADME[len(fromREADME)-1]; last != want {
 		t.Errorf("the recipe ends with %q; with %d background jobs it should end with %q", last, jobs, want)
+	}
+}
+
+// TestREADMEMetricsAreRegistered catches a metric name in README.md or
+// docs/ that the daemon does not expose (renamed, or never registered), with the
+// OpenRTB endpoint metrics of configs/example.toml included. A labelled
+// metric has no samples until its first event, so the names are checked
+// against the registry itself: registering a probe under a name that is
+// already taken fails.
+func TestREADMEMetricsAreRegistered(t *testing.T) {
+	var text []byte
+	docs, _ := filepath.Glob("../../docs/*.md")
+	for _, file := range append([]string{"../../README.md"}, docs...) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = append(text, data...)
+	}
+	names := map[string]bool{}
+	for _, f := range strings.FieldsFunc(string(text), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r == '_' || r >= '0' && r <= '9')
+	}) {
+		if strings.HasPrefix(f, "ssatd_") {
+			for _, series := range []string{"_bucket", "_sum", "_count"} {
+				f = strings.TrimSuffix(f, series) // a histogram's series
+			}
+			names[f] = true
+		}
+	}
+	if len(names) < 15 {
+		t.Fatalf("found only %d metric names in README.md and docs/: %v", len(names), names)
+	}
+	cfg, err := config.Load("../../configs/example.toml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := newDaemon(cfg, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := func(name string) bool {
+		probe := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: "a probe of the name"})
+		return d.guest.Metrics().Register(probe) != nil
+	}
+	if taken("ssatd_no_such_metric_total") {
+		t.Fatal("the probe finds a name that is not registered")
+	}
+	for name := range names {
+		if !taken(name) {
+			t.Errorf("README.md or docs/ names %s, which the daemon does not register", name)
+		}
 	}
 }
