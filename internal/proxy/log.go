@@ -59,8 +59,8 @@ func (g *Guest) record(r *http.Request, x *exchange, d *ssat.Delivery) {
 		zap.Int64("output_bytes", sentBytes),
 	}
 	if d != nil {
-		// The guest's own output, before the edge (issue: what the guest
-		// produced and what the client received differ when it compresses).
+		// The guest's own output, before the edge: what the guest produced
+		// and what the client received differ when the edge compresses.
 		fields = append(fields, zap.String("guest_output_coding", x.outCoding), zap.Int64("guest_output_bytes", x.outBytes))
 	}
 	fields = append(fields,
