@@ -51,7 +51,7 @@ func (g *Guest) record(r *http.Request, x *exchange, d *ssat.Delivery) {
 		zap.Int("status", x.status),
 		zap.String("route", string(x.route)),
 		zap.Bool("eligible", x.eligible),
-		zap.String("mode", string(x.mode)),
+		zap.String("mode", labelOr(string(x.mode))),
 		zap.String("origin_accept_encoding", x.originAE),
 		zap.String("origin_coding", x.originCoding),
 		zap.String("output_coding", sentCoding),
@@ -110,7 +110,7 @@ func (g *Guest) count(x *exchange, d *ssat.Delivery, total time.Duration, sentCo
 }
 
 // labelOr names an unset route or mode (a request refused before either
-// was decided) "none".
+// was decided) "none", in the access line as in the metrics.
 func labelOr(s string) string {
 	if s == "" {
 		return "none"

@@ -275,8 +275,8 @@ func TestRequestLoopAnswered508(t *testing.T) {
 		t.Fatalf("the request reached the origin %d times, want 1", n)
 	}
 	line := e.accessLine(t, 1)
-	if line["reason"] != "loop_detected" || line["outcome"] != "error" {
-		t.Fatalf("first access line reason %v, outcome %v; want loop_detected, error (a 508 is an error status sent before any body)", line["reason"], line["outcome"])
+	if line["reason"] != "loop_detected" || line["outcome"] != "error" || line["mode"] != "none" {
+		t.Fatalf("first access line reason %v, outcome %v, mode %v; want loop_detected, error (a 508 is an error status sent before any body), none (refused before a mode was chosen)", line["reason"], line["outcome"], line["mode"])
 	}
 }
 
