@@ -308,7 +308,7 @@ func cmdDemoOrigin(ctx context.Context, args []string, stdout, stderr io.Writer,
 	host := fs.String("host", "", "host[:port] the pages name in their links, the host of the proxies' origin_url (default: the listen address, loopback when it is unspecified)")
 	prefer := fs.String("prefer", strings.Join(demo.DefaultPreference, ","), "coding preference among those the client accepts equally")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: ssatd demo-origin [-listen ADDR] [-host HOST:PORT]\n\nRuns the demo publisher origin alone (for Docker Compose).")
+		fmt.Fprintln(fs.Output(), "usage: ssatd demo-origin [-listen ADDR] [-host HOST:PORT] [-prefer CODINGS]\n\nRuns the demo publisher origin alone (for Docker Compose).")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {

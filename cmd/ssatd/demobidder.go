@@ -17,13 +17,13 @@ func cmdDemoBidder(ctx context.Context, args []string, stdout, stderr io.Writer,
 	delay := fs.Duration("delay", 0, "added before every answer, e.g. 300ms (a slow exchange)")
 	failure := fs.Float64("failure-rate", 0, "share of bid requests answered with a 500, from 0 to 1 (spread evenly)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ssatd demo-bidder [-listen ADDR] [-delay D] [-failure-rate F]\n\n"+
+		fmt.Fprintln(fs.Output(), "usage: ssatd demo-bidder [-listen ADDR] [-delay D] [-failure-rate F]\n\n"+
 			"Runs a mock Prebid Server: POST "+demo.AuctionPath+" answers OpenRTB 2.6 bid requests with\n"+
 			"deterministic bids from three demo seats, each with a visible creative.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "ssatd demo-bidder: unexpected argument %q\n", fs.Arg(0))

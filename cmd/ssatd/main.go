@@ -23,7 +23,7 @@ commands:
                               measure what compression costs (see docs/measuring.md)
   demo                        run a demo origin, a demo bidder and two proxies (mirror, offload) locally
   demo-origin                 run the demo origin alone
-  demo-bidder [-listen ADDR]  run the mock Prebid Server (OpenRTB) alone
+  demo-bidder                 run the mock Prebid Server (OpenRTB) alone
   healthcheck                 probe a running daemon's /healthz (for container health checks)
   version                     print the version, commit and date
 

@@ -153,7 +153,8 @@ func TestHelpExitsZeroEverywhere(t *testing.T) {
 		{[]string{"config", "check", "-h"}, []string{"usage: ssatd config check -config FILE", "SSATD_<SECTION>_<KEY>"}},
 		{[]string{"measure", "-h"}, []string{"ssatd measure -pages DIR"}},
 		{[]string{"demo", "-h"}, []string{"usage: ssatd demo"}},
-		{[]string{"demo-origin", "-h"}, []string{"usage: ssatd demo-origin"}},
+		{[]string{"demo-origin", "-h"}, []string{"usage: ssatd demo-origin", "-prefer"}},
+		{[]string{"demo-bidder", "-h"}, []string{"usage: ssatd demo-bidder", "-failure-rate"}},
 		{[]string{"healthcheck", "-h"}, []string{"usage: ssatd healthcheck"}},
 	}
 	for _, tt := range tests {

@@ -27,8 +27,8 @@ var granularities = map[string]Granularity{
 	"auto":   {"auto", []bucket{{500, 5}, {1000, 10}, {2000, 50}}},
 }
 
-// DefaultGranularity is dense, as the issue and Prebid Server's defaults for
-// SSAT recommend.
+// DefaultGranularity is dense: cent steps up to 3.00, where most display
+// prices fall, and coarser steps above.
 const DefaultGranularity = "dense"
 
 // GranularityNames lists the accepted names, for configuration checks.

@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// openrtbTOML uses the keys exactly as issue 11 names them.
+// openrtbTOML uses the keys exactly as README.md and configs/example.toml
+// document them.
 const openrtbTOML = `
 [publisher]
 domain = "www.example.com"

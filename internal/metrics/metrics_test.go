@@ -175,7 +175,7 @@ func TestDashboardQueriesNameExistingMetrics(t *testing.T) {
 			}
 		}
 	}
-	// The panels: request rate and errors, latency percentiles,
+	// The dashboard's panels: request rate and errors, latency percentiles,
 	// guest CPU by mode, bytes saved, auction outcomes, budget warnings.
 	all := string(data)
 	for _, m := range []string{"ssatd_requests_total", "ssatd_failures_total", "ssatd_request_duration_seconds_bucket",

@@ -1,7 +1,7 @@
 package proxy
 
-// Tests of the edge cases of issue 12: what an odd origin or a hostile
-// client got wrong, each named after what it catches.
+// Tests of edge cases: what an odd origin, a hostile client or a proxy in
+// front could get wrong, each named after what it catches.
 
 import (
 	"bytes"

@@ -377,8 +377,8 @@ func TestClientDisconnectCancelsOrigin(t *testing.T) {
 // A client that closes its connection after the first chunk, while the
 // origin is still sending, went away: the cancelled origin read surfaces as
 // a decode error, but the reason is client_gone, in every origin coding and
-// both modes, and it is never counted as an origin failure (issue: "A client
-// that leaves early is blamed on the origin").
+// both modes, and it is never counted as an origin failure: an operator who
+// alerts on origin failures would page the wrong team.
 func TestClientLeavingEarlyIsNotBlamedOnOrigin(t *testing.T) {
 	modes := []struct {
 		name string

@@ -391,6 +391,7 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// leads back here. Forwarding again would repeat until resources
 		// run out; 508 (RFC 5842 §7.2) ends it after one hop.
 		x.route, x.status, x.reason = routeRejected, http.StatusLoopDetected, "loop_detected"
+		x.outcome = outcomeError // a failure, counted as one, unlike the refusals above
 		g.metrics.Failure(x.reason, metrics.StageRefused)
 		g.log.Warn("request loop: the origin leads back to ssatd; check publisher.origin_url", zap.String("path", r.URL.Path))
 		w.Header().Set("Cache-Control", "no-store")

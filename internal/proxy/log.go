@@ -51,7 +51,7 @@ func (g *Guest) record(r *http.Request, x *exchange, d *ssat.Delivery) {
 		zap.Int("status", x.status),
 		zap.String("route", string(x.route)),
 		zap.Bool("eligible", x.eligible),
-		zap.String("mode", string(x.mode)),
+		zap.String("mode", labelOr(string(x.mode))),
 		zap.String("origin_accept_encoding", x.originAE),
 		zap.String("origin_coding", x.originCoding),
 		zap.String("output_coding", sentCoding),
@@ -59,8 +59,8 @@ func (g *Guest) record(r *http.Request, x *exchange, d *ssat.Delivery) {
 		zap.Int64("output_bytes", sentBytes),
 	}
 	if d != nil {
-		// The guest's own output, before the edge (issue: what the guest
-		// produced and what the client received differ when it compresses).
+		// The guest's own output, before the edge: what the guest produced
+		// and what the client received differ when the edge compresses.
 		fields = append(fields, zap.String("guest_output_coding", x.outCoding), zap.Int64("guest_output_bytes", x.outBytes))
 	}
 	fields = append(fields,
@@ -110,7 +110,7 @@ func (g *Guest) count(x *exchange, d *ssat.Delivery, total time.Duration, sentCo
 }
 
 // labelOr names an unset route or mode (a request refused before either
-// was decided) "none".
+// was decided) "none", in the access line as in the metrics.
 func labelOr(s string) string {
 	if s == "" {
 		return "none"

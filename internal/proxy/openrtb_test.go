@@ -156,7 +156,13 @@ func TestOpenRTBBadEndpointLeavesPageWhole(t *testing.T) {
 
 // TestConsentGating: with require_tcf_purpose1, the ad stack runs only for
 // a TCF v2 string that grants purpose 1; other pages get the core rewrite.
+// Both variants of the slot path are private, so that a shared cache never
+// hands the page without ads to a consenting client.
 func TestConsentGating(t *testing.T) {
+	publicPage := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=600")
+		htmlPage(w, r)
+	})
 	const (
 		grants = "CO5rKAAO5rKAAAHADBENCWEIAKAAAUAAAAYgAAAAAAAA" // purposes 1, 3, 24 (see internal/tcf)
 		denies = "CO5rKAAO5rKAAAHADBENCWEIAEAAAUAAAAYgAAAAAAAA" // the same fields, but purposes 2 and 24 only
@@ -178,7 +184,7 @@ func TestConsentGating(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ep := newBidEndpoint(t, bidOn("seat", "2"))
-			e := newEnv(t, htmlPage, withOpenRTB(2000, ep), func(c *config.Config) {
+			e := newEnv(t, publicPage, withOpenRTB(2000, ep), func(c *config.Config) {
 				c.Consent.RequireTCFPurpose1 = tt.require
 				c.Consent.GDPRApplies = true
 			})
@@ -189,6 +195,9 @@ func TestConsentGating(t *testing.T) {
 			resp, body := e.mustGet(t, "/", opts...)
 			if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`id="trustedserver-js"`)) {
 				t.Fatalf("status %d, no core rewrite: %s", resp.StatusCode, body)
+			}
+			if cc := resp.Header.Get("Cache-Control"); cc != "private, max-age=0" {
+				t.Errorf("Cache-Control %q, want private, max-age=0 for either variant", cc)
 			}
 			hasSlots := bytes.Contains(body, []byte(`adSlots=JSON.parse(`))
 			hasBids := bytes.Contains(body, []byte(bidsOf))

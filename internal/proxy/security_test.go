@@ -274,8 +274,9 @@ func TestRequestLoopAnswered508(t *testing.T) {
 	if n := hops.Load(); n != 1 {
 		t.Fatalf("the request reached the origin %d times, want 1", n)
 	}
-	if got := e.accessLine(t, 1)["reason"]; got != "loop_detected" {
-		t.Fatalf("first access line reason %v, want loop_detected", got)
+	line := e.accessLine(t, 1)
+	if line["reason"] != "loop_detected" || line["outcome"] != "error" || line["mode"] != "none" {
+		t.Fatalf("first access line reason %v, outcome %v, mode %v; want loop_detected, error (a 508 is an error status sent before any body), none (refused before a mode was chosen)", line["reason"], line["outcome"], line["mode"])
 	}
 }
 
