@@ -432,6 +432,11 @@ func TestClientLeavingEarlyIsNotBlamedOnOrigin(t *testing.T) {
 				if n := met.Failures(reasonClientGone); n != 1 {
 					t.Fatalf("%s counted %d times, want 1", reasonClientGone, n)
 				}
+				// Nor does ReverseProxy log it as a read error of the
+				// origin body.
+				if l := e.logs.FilterMessageSnippet("read error during body copy").All(); len(l) > 0 {
+					t.Fatalf("logged as an upstream read error: %v", l[0].Message)
+				}
 			})
 		}
 	}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -246,9 +247,16 @@ func (p *pipeline) run() {
 			p.pw.CloseWithError(err)
 			return
 		}
-		p.x.abort(failureOf(p.x, err).reason, err)
+		reason := failureOf(p.x, err).reason
+		p.x.abort(reason, err)
 		// The reader side sees the error, ReverseProxy aborts the response
-		// (http.ErrAbortHandler): a truncated page never ends cleanly (docs/behaviour.md, "Limits").
+		// (http.ErrAbortHandler): a truncated page never ends cleanly
+		// (docs/behaviour.md, "Limits"). A client that left is reported as
+		// context.Canceled, the one read error ReverseProxy does not log as
+		// a failure of the upstream.
+		if reason == reasonClientGone {
+			err = context.Canceled
+		}
 		p.pw.CloseWithError(err)
 		return
 	}
