@@ -2,6 +2,8 @@ package config
 
 import (
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -76,27 +78,59 @@ func TestOriginPointingAtListenerRejected(t *testing.T) {
 // server.admin_listen claiming the same socket passing config check, after
 // which serve failed to bind.
 func TestListenEqualsAdminListenRejected(t *testing.T) {
+	const byListen, byAdmin = "server.listen: ", "server.admin_listen: "
 	tests := []struct {
 		listen, admin string
-		clash         bool
+		key           string // the key the clash is reported under; "" for none
 	}{
-		{":9090", "127.0.0.1:9090", true},
-		{"127.0.0.1:9090", "127.0.0.1:9090", true},
-		{"0.0.0.0:8080", "[::]:8080", true},
-		{"localhost:9000", "127.0.0.1:9000", true},
-		{"10.0.0.5:9000", ":9000", true},
-		{"10.0.0.5:9000", "0.0.0.0:09000", true},
-		{":8080", "127.0.0.1:9090", false},
-		{"127.0.0.1:9090", "127.0.0.2:9090", false},
-		{"10.0.0.5:9000", "127.0.0.1:9000", false},
-		{"127.0.0.1:0", "127.0.0.1:0", false},
+		// admin_listen left at its default: server.listen was the key set.
+		{":9090", "127.0.0.1:9090", byListen},
+		{"127.0.0.1:9090", "127.0.0.1:9090", byListen},
+		{"0.0.0.0:8080", "[::]:8080", byAdmin},
+		{"localhost:9000", "127.0.0.1:9000", byAdmin},
+		{"10.0.0.5:9000", ":9000", byAdmin},
+		{"10.0.0.5:9000", "0.0.0.0:09000", byAdmin},
+		// server.listen left at its default: admin_listen was the key set.
+		{":8080", "127.0.0.1:8080", byAdmin},
+		{":8080", "127.0.0.1:9090", ""},
+		{"127.0.0.1:9090", "127.0.0.2:9090", ""},
+		{"10.0.0.5:9000", "127.0.0.1:9000", ""},
+		{"127.0.0.1:0", "127.0.0.1:0", ""},
 	}
 	for _, tt := range tests {
 		msg := validateErr(t, func(c *Config) { c.Server.Listen, c.Server.AdminListen = tt.listen, tt.admin })
-		got := strings.Contains(msg, "server.admin_listen:") && strings.Contains(msg, "same port as server.listen")
-		if got != tt.clash {
-			t.Errorf("listen %q, admin_listen %q: refused %v, want %v (%q)", tt.listen, tt.admin, got, tt.clash, msg)
+		clash := strings.Contains(msg, "uses the same port as server.")
+		if !clash {
+			if tt.key != "" {
+				t.Errorf("listen %q, admin_listen %q: not refused, want it under %q (%q)", tt.listen, tt.admin, tt.key, msg)
+			}
+			continue
 		}
+		if tt.key == "" || !strings.Contains(msg, tt.key) {
+			t.Errorf("listen %q, admin_listen %q: refused as %q, want it under %q", tt.listen, tt.admin, msg, tt.key)
+		}
+	}
+}
+
+// TestListenOnDefaultAdminPortNamesListen catches config check reporting a
+// server.listen set onto the default admin port under server.admin_listen
+// at the [server] header, a key and a line the operator never wrote.
+func TestListenOnDefaultAdminPortNamesListen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ssatd.toml")
+	data := "[publisher]\ndomain = \"www.example.com\"\norigin_url = \"http://origin.example.com\"\n\n[server]\nlisten = \"127.0.0.1:9090\"\n"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path, nil)
+	if err == nil {
+		t.Fatal("listen on the default admin port was accepted")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "line 6: server.listen: \"127.0.0.1:9090\" uses the same port as server.admin_listen") {
+		t.Fatalf("want the clash at line 6 under server.listen, got %q", msg)
+	}
+	if strings.Contains(msg, "server.admin_listen:") {
+		t.Fatalf("the clash is also reported under server.admin_listen: %q", msg)
 	}
 }
 

@@ -30,6 +30,13 @@ func (c *Config) validateAddresses(p *problems) {
 	l, okL := parseListen(s.Listen)
 	a, okA := parseListen(s.AdminListen)
 	if okL && okA && l.port == a.port && l.sharesHostWith(a.host, true) {
+		if def := Defaults().Server; s.AdminListen == def.AdminListen && s.Listen != def.Listen {
+			// The operator moved server.listen onto the admin listener's
+			// default: name the key that was set, not the one left alone.
+			p.addf("server.listen", "%q uses the same port as server.admin_listen %q (its default) on an overlapping address: the second listener could not bind; "+
+				"use another port or set server.admin_listen", s.Listen, s.AdminListen)
+			return
+		}
 		p.addf("server.admin_listen", "%q uses the same port as server.listen %q on an overlapping address: the second listener could not bind; "+
 			"use another port", s.AdminListen, s.Listen)
 	}
