@@ -36,9 +36,22 @@ func TestBundleServedByGuest(t *testing.T) {
 			}
 		})
 	}
+	// The access line shows what the guest wrote (the bundle, unencoded)
+	// beside what the edge sent.
+	for i := range tests {
+		line := e.accessLine(t, i+1)
+		if line["route"] != "bundle" || line["status"] != int64(200) ||
+			line["guest_output_coding"] != "identity" || line["guest_output_bytes"] != int64(len("bundle")) ||
+			line["output_coding"] != "br" {
+			t.Fatalf("access line %d: %v", i+1, line)
+		}
+	}
 	resp, _ := e.mustGet(t, rewrite.BundlePath, header("If-None-Match", `"`+hash+`"`))
 	if resp.StatusCode != http.StatusNotModified {
 		t.Fatalf("revalidation: status %d", resp.StatusCode)
+	}
+	if line := e.accessLine(t, len(tests)+1); line["status"] != int64(http.StatusNotModified) || line["guest_output_bytes"] != int64(0) {
+		t.Fatalf("revalidation access line: %v", line)
 	}
 	if originHits != 0 {
 		t.Fatalf("the bundle request reached the origin %d times", originHits)

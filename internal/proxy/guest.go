@@ -364,7 +364,8 @@ func (x *exchange) copyErr() error {
 // ServeHTTP handles one client request.
 func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{prepared: prepared{start: time.Now(), view: g.hosts.view(r), inFlightDone: g.metrics.Started()}}
-	w = &firstByteWriter{ResponseWriter: w, x: x}
+	fw := &firstByteWriter{ResponseWriter: w, x: x}
+	w = fw
 	if r.Method == http.MethodConnect {
 		// A CONNECT would ask us to tunnel somewhere: ssatd is not a
 		// forward proxy (RFC 9110 §9.3.6 lets a server refuse it).
@@ -400,8 +401,10 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if isBundleRequest(r) {
-		x.route, x.status = routeBundle, http.StatusOK
+		x.route = routeBundle
 		g.serveBundle(w, r)
+		// The guest writes the bundle unencoded; the edge may compress it.
+		x.status, x.outCoding, x.outBytes = fw.status, string(compress.Identity), fw.written
 		g.finish(r, x)
 		return
 	}

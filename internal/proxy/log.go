@@ -121,17 +121,33 @@ func labelOr(s string) string {
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // firstByteWriter notes when the guest writes the first body byte, for the
-// time-to-first-byte histogram.
+// time-to-first-byte histogram, and the status and body bytes written, for
+// the responses the guest answers itself (the bundle): those have no
+// origin response or pipeline to take them from.
 type firstByteWriter struct {
 	http.ResponseWriter
-	x *exchange
+	x       *exchange
+	status  int
+	written int64
+}
+
+func (f *firstByteWriter) WriteHeader(code int) {
+	if f.status == 0 && code >= 200 {
+		f.status = code
+	}
+	f.ResponseWriter.WriteHeader(code)
 }
 
 func (f *firstByteWriter) Write(p []byte) (int, error) {
 	if f.x.firstByte.IsZero() && len(p) > 0 {
 		f.x.firstByte = time.Now()
 	}
-	return f.ResponseWriter.Write(p)
+	if f.status == 0 {
+		f.status = http.StatusOK
+	}
+	n, err := f.ResponseWriter.Write(p)
+	f.written += int64(n)
+	return n, err
 }
 
 func (f *firstByteWriter) Unwrap() http.ResponseWriter { return f.ResponseWriter }
