@@ -167,8 +167,6 @@ func (f *fixture) run(t *testing.T, timeout time.Duration) (map[string]ssat.Bid,
 	return bids, out, took
 }
 
-var update = os.Getenv("SSATD_UPDATE_GOLDEN") != ""
-
 // TestBidRequestGolden checks the OpenRTB request field by field against
 // testdata/bidrequest.golden.json, and that nothing of the client's request
 // travels as a header.
