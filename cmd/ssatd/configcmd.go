@@ -23,11 +23,6 @@ func configFlags(name string, args []string, stdout, stderr io.Writer, environ [
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return "", code, false
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "ssatd %s: unexpected argument %q\n", name, fs.Arg(0))
-		fs.Usage()
-		return "", 2, false
-	}
 	if *file == "" {
 		*file = lookupEnv(environ, "SSATD_CONFIG")
 	}

@@ -49,11 +49,6 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, envir
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "ssatd demo: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
-	}
 	for _, p := range []int{o.originPort, o.bidderPort, o.mirrorPort, o.offloadPort, o.mirrorAdmin, o.offloadAdmin} {
 		if p < 0 || p > 65535 {
 			fmt.Fprintf(stderr, "ssatd demo: port %d out of range 0-65535\n", p)
@@ -314,11 +309,6 @@ func cmdDemoOrigin(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "ssatd demo-origin: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
-	}
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "ssatd demo-origin: listen on %s: %v\n", *listen, err)
@@ -384,11 +374,6 @@ func cmdHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "ssatd healthcheck: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
 	}
 	if *timeout <= 0 {
 		fmt.Fprintln(stderr, "ssatd healthcheck: -timeout must be positive")

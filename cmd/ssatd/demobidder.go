@@ -25,11 +25,6 @@ func cmdDemoBidder(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "ssatd demo-bidder: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
-	}
 	b, err := demo.NewBidder(demo.BidderOptions{Delay: *delay, FailureRate: *failure})
 	if err != nil {
 		fmt.Fprintf(stderr, "ssatd demo-bidder: %v\n", err)

@@ -91,15 +91,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 	}
 }
 
-// parseFlags parses a sub-command's flags. A help request (-h, -help) is
-// not a usage error: as for `ssatd -h`, the usage goes to stdout and the
-// exit status is 0. The flag set's Usage must write to fs.Output().
+// parseFlags parses a sub-command's flags; no sub-command takes positional
+// arguments, so one is a usage error. A help request (-h, -help) is not: as
+// for `ssatd -h`, the usage goes to stdout and the exit status is 0. The
+// flag set is named after the sub-command and its Usage must write to
+// fs.Output().
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	var msg bytes.Buffer
 	fs.SetOutput(&msg)
 	err := fs.Parse(args)
 	fs.SetOutput(stderr)
 	switch {
+	case err == nil && fs.NArg() > 0:
+		fmt.Fprintf(stderr, "ssatd %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		fs.Usage()
+		return 2, false
 	case err == nil:
 		return 0, true
 	case errors.Is(err, flag.ErrHelp):

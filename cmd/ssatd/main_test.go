@@ -111,6 +111,14 @@ func TestRunCommandLine(t *testing.T) {
 			wantStderr: []string{`unexpected argument "extra"`, "usage: ssatd serve -config FILE"}},
 		{name: "config check extra argument", args: []string{"config", "check", "extra"}, wantCode: 2,
 			wantStderr: []string{`unexpected argument "extra"`, "usage: ssatd config check -config FILE"}},
+		{name: "demo extra argument", args: []string{"demo", "extra"}, wantCode: 2,
+			wantStderr: []string{`ssatd demo: unexpected argument "extra"`, "usage: ssatd demo [flags]"}},
+		{name: "demo-origin extra argument", args: []string{"demo-origin", "extra"}, wantCode: 2,
+			wantStderr: []string{`ssatd demo-origin: unexpected argument "extra"`, "usage: ssatd demo-origin"}},
+		{name: "demo-bidder extra argument", args: []string{"demo-bidder", "extra"}, wantCode: 2,
+			wantStderr: []string{`ssatd demo-bidder: unexpected argument "extra"`, "usage: ssatd demo-bidder"}},
+		{name: "healthcheck extra argument", args: []string{"healthcheck", "extra"}, wantCode: 2,
+			wantStderr: []string{`ssatd healthcheck: unexpected argument "extra"`, "usage: ssatd healthcheck"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
