@@ -10,7 +10,7 @@ import (
 // http.ErrAbortHandler, as httputil.ReverseProxy does when the origin body
 // fails). net/http then closes the connection cleanly; for a response
 // without framing (HTTP/1.0, or HTTP/1.1 without chunking or a length, RFC
-// 9112 "Pass-through responses" (docs/behaviour.md) item 8) that clean close is how a complete body ends, so a
+// 9112 §6.3 item 8) that clean close is how a complete body ends, so a
 // truncated page would look complete. Here the connection is taken over and
 // closed with SO_LINGER 0, which sends a TCP reset instead. HTTP/2 resets
 // the stream itself; there, and for non-TCP connections, nothing changes.
