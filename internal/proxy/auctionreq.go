@@ -114,11 +114,8 @@ func forwardedFor(h http.Header) []string {
 	var hops []string
 	for _, f := range h.Values("Forwarded") {
 		for _, elem := range strings.Split(f, ",") {
-			for _, pair := range strings.Split(elem, ";") {
-				k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
-				if ok && strings.EqualFold(k, "for") {
-					hops = append(hops, strings.Trim(v, `"`))
-				}
+			if v, ok := forwardedParam(elem, "for"); ok {
+				hops = append(hops, v)
 			}
 		}
 	}

@@ -63,10 +63,8 @@ func (hp *hostPolicy) isTrusted(a netip.Addr) bool {
 // in a page (docs/behaviour.md, "URL rewriting").
 func (hp *hostPolicy) view(r *http.Request) clientView {
 	v := clientView{scheme: "http"}
-	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
-		v.addr = ap.Addr().Unmap()
-	} else if a, err := netip.ParseAddr(r.RemoteAddr); err == nil {
-		v.addr = a.Unmap()
+	if a, err := parseHop(r.RemoteAddr); err == nil {
+		v.addr = a
 	}
 	v.trusted = v.addr.IsValid() && hp.isTrusted(v.addr)
 	if r.TLS != nil {
@@ -192,19 +190,9 @@ func validDNSName(s string) bool {
 func forwardedHostProto(h http.Header) (host, proto string) {
 	if f := h.Get("Forwarded"); f != "" {
 		first, _, _ := strings.Cut(f, ",")
-		for _, pair := range strings.Split(first, ";") {
-			k, val, ok := strings.Cut(strings.TrimSpace(pair), "=")
-			if !ok {
-				continue
-			}
-			val = strings.Trim(val, `"`)
-			switch strings.ToLower(k) {
-			case "host":
-				host = val
-			case "proto":
-				proto = strings.ToLower(val)
-			}
-		}
+		host, _ = forwardedParam(first, "host")
+		proto, _ = forwardedParam(first, "proto")
+		proto = strings.ToLower(proto)
 	}
 	if host == "" {
 		host, _, _ = strings.Cut(h.Get("X-Forwarded-Host"), ",")
@@ -215,4 +203,17 @@ func forwardedHostProto(h http.Header) (host, proto string) {
 		proto = strings.ToLower(strings.TrimSpace(proto))
 	}
 	return host, proto
+}
+
+// forwardedParam is the value of the parameter name in one element of a
+// Forwarded header (RFC 7239 §4: pairs separated by ';', names compared
+// case-insensitively, values possibly quoted).
+func forwardedParam(elem, name string) (string, bool) {
+	for _, pair := range strings.Split(elem, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if ok && strings.EqualFold(k, name) {
+			return strings.Trim(v, `"`), true
+		}
+	}
+	return "", false
 }

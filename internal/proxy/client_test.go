@@ -7,6 +7,7 @@ package proxy
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/ssatd/ssatd/internal/config"
@@ -142,5 +143,37 @@ func TestValidHost(t *testing.T) {
 		if got := validHost(s); got != want {
 			t.Errorf("validHost(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// TestForwardedParams reads Forwarded (RFC 7239 §4) as both of its readers
+// do: every element's for= for the client address, the first element's
+// host= and proto= for the links; names in any case, values quoted or not,
+// X-Forwarded-* only without Forwarded.
+func TestForwardedParams(t *testing.T) {
+	tests := []struct {
+		name        string
+		h           http.Header
+		hops        []string
+		host, proto string
+	}{
+		{"quoted values, mixed case", http.Header{"Forwarded": {`For="[2001:db8::1]:80";Host="m.pub.example";PROTO=HTTPS, for=10.0.0.1`}},
+			[]string{"[2001:db8::1]:80", "10.0.0.1"}, "m.pub.example", "https"},
+		{"several headers", http.Header{"Forwarded": {"for=192.0.2.1", "for=10.0.0.1;proto=http"}},
+			[]string{"192.0.2.1", "10.0.0.1"}, "", ""},
+		{"host only in a later element", http.Header{"Forwarded": {"for=192.0.2.1, host=evil.example"}},
+			[]string{"192.0.2.1"}, "", ""},
+		{"X-Forwarded-*", http.Header{"X-Forwarded-For": {"203.0.113.1, 10.0.0.1"}, "X-Forwarded-Host": {"m.pub.example, x"}, "X-Forwarded-Proto": {"HTTPS"}},
+			[]string{"203.0.113.1", "10.0.0.1"}, "m.pub.example", "https"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := forwardedFor(tt.h); !slices.Equal(got, tt.hops) {
+				t.Errorf("forwardedFor = %q, want %q", got, tt.hops)
+			}
+			if host, proto := forwardedHostProto(tt.h); host != tt.host || proto != tt.proto {
+				t.Errorf("forwardedHostProto = %q, %q, want %q, %q", host, proto, tt.host, tt.proto)
+			}
+		})
 	}
 }
