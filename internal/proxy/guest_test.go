@@ -108,6 +108,7 @@ func TestConditionalHeadersStrippedOnlyWhenEligible(t *testing.T) {
 
 // "Eligible pages" and "Rewritten responses" in docs/behaviour.md.
 func TestHeaderPolicy(t *testing.T) {
+	digests := []string{"Content-MD5", "Digest", "Content-Digest", "Repr-Digest"}
 	origin := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Type", "text/html")
@@ -120,6 +121,9 @@ func TestHeaderPolicy(t *testing.T) {
 		h.Set("ETag", `"v1"`)
 		h.Set("Last-Modified", "Mon, 02 Jan 2006 15:04:05 GMT")
 		h.Set("Accept-Ranges", "bytes")
+		for _, k := range digests {
+			h.Set(k, "sha-256=:AAAA:")
+		}
 		h.Add("Set-Cookie", "a=1")
 		h.Add("Set-Cookie", "b=2")
 		h.Set("X-Custom", "kept")
@@ -133,7 +137,7 @@ func TestHeaderPolicy(t *testing.T) {
 	if got := h.Get("Cache-Control"); got != "private, max-age=0" {
 		t.Errorf("eligible Cache-Control = %q", got)
 	}
-	for _, k := range append(sharedCacheHeaders, "Content-Length", "Accept-Ranges") {
+	for _, k := range append(append(sharedCacheHeaders, "Content-Length", "Accept-Ranges"), digests...) {
 		if h.Get(k) != "" {
 			t.Errorf("eligible response kept %s: %q", k, h.Get(k))
 		}
@@ -154,8 +158,10 @@ func TestHeaderPolicy(t *testing.T) {
 	if h.Get("ETag") != `W/"v1"` {
 		t.Errorf("non-eligible rewritten ETag = %q, want the weak form", h.Get("ETag"))
 	}
-	if h.Get("Content-Length") != "" || h.Get("Accept-Ranges") != "" {
-		t.Errorf("non-eligible rewritten response kept body-describing headers: %v", h)
+	for _, k := range append([]string{"Content-Length", "Accept-Ranges"}, digests...) {
+		if h.Get(k) != "" {
+			t.Errorf("non-eligible rewritten response kept body-describing header %s: %q", k, h.Get(k))
+		}
 	}
 }
 

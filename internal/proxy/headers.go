@@ -24,7 +24,12 @@ var sharedCacheHeaders = []string{
 
 // bodyDescribingHeaders describe the origin's bytes, which the rewrite
 // changes: a range or a digest of the origin body is wrong for the output.
-var bodyDescribingHeaders = []string{"Content-Length", "Accept-Ranges", "Content-MD5", "Content-Digest", "Repr-Digest"}
+var bodyDescribingHeaders = append([]string{"Content-Length", "Accept-Ranges"}, digestFields...)
+
+// digestFields carry a digest of the origin's bytes, as headers or as
+// trailers: Content-MD5 (RFC 1864), Digest (RFC 3230), Content-Digest and
+// Repr-Digest (RFC 9530). A rewritten body would fail every one of them.
+var digestFields = []string{"Content-MD5", "Digest", "Content-Digest", "Repr-Digest"}
 
 // applyPrivacy sets the "Eligible pages" (docs/behaviour.md) headers. It is used on every response to an
 // eligible request that still sends headers, errors included.

@@ -57,7 +57,7 @@ func (g *Guest) rewriteCookieDomain(c, requestHost string) string {
 
 // representationTrailers describe the origin's body; on the rewrite route
 // the body is not the origin's any more, so they would be false.
-var representationTrailers = []string{"Content-Digest", "Repr-Digest", "Digest", "Content-MD5", "ETag"}
+var representationTrailers = append([]string{"ETag"}, digestFields...)
 
 // headerRewriter applies the header rules ReverseProxy leaves no hook for,
 // just before headers go out: the URL headers of every response, interim
