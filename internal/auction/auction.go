@@ -119,11 +119,12 @@ func Start(ctx context.Context, p Provider, req Request, timeout time.Duration) 
 // Outcome says how Wait ended, for the access log.
 type Outcome string
 
+// The outcomes of an auction, as the access line and the metrics name them.
 const (
-	Completed Outcome = "completed"
-	TimedOut  Outcome = "timeout"
-	Failed    Outcome = "error"
-	Cancelled Outcome = "cancelled"
+	Completed Outcome = "completed" // the provider answered in time
+	TimedOut  Outcome = "timeout"   // the deadline came first, with no bids
+	Failed    Outcome = "error"     // the provider failed: the page gets no bids
+	Cancelled Outcome = "cancelled" // the page ended before the auction
 	// Partial: the deadline came first, and the page got the bids of the
 	// sources that had answered.
 	Partial Outcome = "partial"
