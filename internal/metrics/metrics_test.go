@@ -58,6 +58,14 @@ func TestRecordedValues(t *testing.T) {
 	if got := s.Failures("origin_body_too_large"); got != 2 {
 		t.Errorf("Failures over both stages = %d, want 2", got)
 	}
+	// Reading a reason that never happened must not add zero-valued
+	// series to /metrics.
+	if got := s.Failures("never_happened"); got != 0 {
+		t.Errorf("Failures of an unseen reason = %d", got)
+	}
+	if n := testutil.CollectAndCount(s.failures); n != 2 {
+		t.Errorf("failures has %d series after reading, want the 2 recorded", n)
+	}
 	if got := s.Sum("ssatd_guest_cpu_seconds", map[string]string{"mode": "mirror"}); got != 1 {
 		t.Errorf("guest CPU observations = %v, want 1", got)
 	}
