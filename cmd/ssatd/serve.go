@@ -75,14 +75,12 @@ func newLogger(w io.Writer, environ []string) (*zap.Logger, error) {
 
 // daemon is the client-facing server and the admin server of one process.
 type daemon struct {
-	cfg   *config.Config
-	log   *zap.Logger
-	guest *proxy.Guest
-	ready atomic.Bool
-	// inFlight counts client requests whose handler has not returned.
-	inFlight atomic.Int64
-	client   *http.Server
-	admin    *http.Server
+	cfg    *config.Config
+	log    *zap.Logger
+	guest  *proxy.Guest
+	ready  atomic.Bool
+	client *http.Server
+	admin  *http.Server
 }
 
 func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
@@ -95,7 +93,7 @@ func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.client = server.New(cfg, d.countInFlight(handler), zap.NewStdLog(log.Named("http")))
+	d.client = server.New(cfg, handler, zap.NewStdLog(log.Named("http")))
 	d.admin = &http.Server{
 		Handler:           d.adminRoutes(),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -186,12 +184,12 @@ func (d *daemon) shutdown() {
 	d.log.Info("shutting down", zap.Stringer("drain_period", drain), zap.Stringer("shutdown_timeout", timeout))
 	time.Sleep(drain)
 
-	d.log.Info("closing the client listener", zap.Int64("in_flight", d.inFlight.Load()))
+	d.log.Info("closing the client listener", zap.Int64("in_flight", d.inFlight()))
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := d.client.Shutdown(ctx); err != nil {
 		// Counted before Close, which ends the handlers' connections.
-		n := d.inFlight.Load()
+		n := d.inFlight()
 		_ = d.client.Close()
 		d.log.Warn("responses still in flight after shutdown_timeout were cut off",
 			zap.Int64("in_flight", n), zap.Stringer("shutdown_timeout", timeout))
@@ -204,12 +202,9 @@ func (d *daemon) shutdown() {
 	}
 }
 
-// countInFlight wraps the client handler so that a cut-off at shutdown can
-// say how many responses it cut.
-func (d *daemon) countInFlight(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d.inFlight.Add(1)
-		defer d.inFlight.Add(-1)
-		h.ServeHTTP(w, r)
-	})
+// inFlight is how many requests the guest has received and not finished
+// delivering, read from the metric that /metrics shows, so that a cut-off
+// at shutdown can say how many responses it cut.
+func (d *daemon) inFlight() int64 {
+	return int64(d.guest.Metrics().Sum("ssatd_requests_in_flight", nil))
 }
