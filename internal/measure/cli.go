@@ -17,6 +17,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/cputime"
 )
@@ -95,11 +96,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 	if runs < 1 {
 		return bad("-runs must be at least 1")
 	}
-	if gzipLevel < 1 || gzipLevel > 9 {
-		return bad("-origin-gzip-level must be 1..9")
+	if r := compress.GzipLevels; !r.Contains(gzipLevel) {
+		return bad("-origin-gzip-level must be %d..%d, got %d", r.Min, r.Max, gzipLevel)
 	}
-	if brQuality < 0 || brQuality > 11 {
-		return bad("-origin-brotli-quality must be 0..11")
+	if r := compress.BrotliQualities; !r.Contains(brQuality) {
+		return bad("-origin-brotli-quality must be %d..%d, got %d", r.Min, r.Max, brQuality)
 	}
 	forms := 0
 	for _, set := range []bool{pages != "", proxyURL != "", len(urls) > 0 && proxyURL == ""} {

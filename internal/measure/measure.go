@@ -111,11 +111,11 @@ func newMeasurer(o Options) (*measurer, error) {
 	if o.Runs < 1 {
 		return nil, fmt.Errorf("runs must be at least 1, got %d", o.Runs)
 	}
-	if o.OriginGzipLevel < 1 || o.OriginGzipLevel > 9 {
-		return nil, fmt.Errorf("origin gzip level %d out of range 1..9", o.OriginGzipLevel)
+	if err := compress.GzipLevels.Check("origin gzip level", o.OriginGzipLevel); err != nil {
+		return nil, err
 	}
-	if o.OriginBrotliQuality < 0 || o.OriginBrotliQuality > 11 {
-		return nil, fmt.Errorf("origin brotli quality %d out of range 0..11", o.OriginBrotliQuality)
+	if err := compress.BrotliQualities.Check("origin brotli quality", o.OriginBrotliQuality); err != nil {
+		return nil, err
 	}
 	m := &measurer{opts: o}
 	if o.Config != nil {
