@@ -28,6 +28,7 @@ import (
 	"github.com/ssatd/ssatd/internal/cputime"
 	"github.com/ssatd/ssatd/internal/edge"
 	"github.com/ssatd/ssatd/internal/proxy"
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 // Mode is one way the guest handles a page: the coding it arrives in from
@@ -347,7 +348,7 @@ func (m *measurer) measureMode(g *proxy.Guest, page string, src []byte, mode Mod
 func (m *measurer) measureDelivery(res *PageResult, cfg *config.Config, identityOut []byte) {
 	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set(proxy.HintHeader, "on")
+		w.Header().Set(ssat.HintHeader, "on")
 		for p := identityOut; len(p) > 0; {
 			n := min(len(p), 32<<10) // the guest's buffer size
 			_, _ = w.Write(p[:n])

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ssatd/ssatd/internal/rewrite"
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 // serveBundle answers the client bundle that every rewritten page loads
@@ -31,7 +32,7 @@ func (g *Guest) serveBundle(w http.ResponseWriter, r *http.Request) {
 		h.Set("Cache-Control", "public, max-age=300")
 	}
 	if g.canHint {
-		h.Set(HintHeader, "on")
+		h.Set(ssat.HintHeader, "on")
 	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(g.bundle))
 }

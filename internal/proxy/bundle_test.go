@@ -8,6 +8,7 @@ import (
 
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/rewrite"
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 func TestBundleServedByGuest(t *testing.T) {
@@ -28,7 +29,7 @@ func TestBundleServedByGuest(t *testing.T) {
 			if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != tt.cache {
 				t.Fatalf("status %d Cache-Control %q", resp.StatusCode, resp.Header.Get("Cache-Control"))
 			}
-			if resp.Header.Get("Content-Encoding") != "br" || resp.Header.Get(HintHeader) != "" {
+			if resp.Header.Get("Content-Encoding") != "br" || resp.Header.Get(ssat.HintHeader) != "" {
 				t.Fatalf("the edge did not compress the bundle: %v", resp.Header)
 			}
 			if string(decode(t, compress.Brotli, body)) != "bundle" {

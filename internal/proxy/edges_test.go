@@ -17,6 +17,7 @@ import (
 
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 // A ranged request for an HTML page that is rewritten must not get the
@@ -272,7 +273,7 @@ func TestHeadCarriesGetHeaders(t *testing.T) {
 			w.Write(body)
 		}
 	})
-	compared := []string{"Cache-Control", "Surrogate-Control", "ETag", "Accept-Ranges", "Content-Encoding", HintHeader, "Vary"}
+	compared := []string{"Cache-Control", "Surrogate-Control", "ETag", "Accept-Ranges", "Content-Encoding", ssat.HintHeader, "Vary"}
 	for _, tt := range []struct {
 		name string
 		mut  func(*config.Config)

@@ -8,9 +8,6 @@ import (
 	"github.com/ssatd/ssatd/internal/ssat"
 )
 
-// HintHeader asks the edge to compress a response (docs/behaviour.md, "Edge").
-const HintHeader = ssat.HintHeader
-
 // privateCacheControl is the "Eligible pages" (docs/behaviour.md) cache policy for personalised pages.
 const privateCacheControl = "private, max-age=0"
 
@@ -64,7 +61,7 @@ func applyRewrittenHeaders(h http.Header, x *exchange, out compress.Coding, hint
 		h.Set("ETag", "W/"+et)
 	}
 	if x.mode == modeOffload && hint {
-		h.Set(HintHeader, "on")
+		h.Set(ssat.HintHeader, "on")
 		compress.AddVary(h, "Accept-Encoding")
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 func offload(platform string) func(*config.Config) {
@@ -59,7 +60,7 @@ func TestOffloadEndToEnd(t *testing.T) {
 				if got := h.Get("Content-Encoding"); got != client.want {
 					t.Fatalf("Content-Encoding %q, want %q", got, client.want)
 				}
-				if h.Get(HintHeader) != "" {
+				if h.Get(ssat.HintHeader) != "" {
 					t.Error("the hint reached the client")
 				}
 				if h.Get("Cache-Control") != privateCacheControl || h.Get("ETag") != "" {
@@ -120,9 +121,9 @@ func TestOffloadPlatforms(t *testing.T) {
 			}), offload(tt.platform))
 			resp, _ := e.mustGet(t, "/", navigate, header("Accept-Encoding", "gzip, deflate, br"))
 			if asked != tt.wantAsked || resp.Header.Get("Content-Encoding") != tt.wantCE ||
-				resp.Header.Get(HintHeader) != tt.wantHint || compress.VaryCount(resp.Header, "Accept-Encoding") != tt.wantVaryAE {
+				resp.Header.Get(ssat.HintHeader) != tt.wantHint || compress.VaryCount(resp.Header, "Accept-Encoding") != tt.wantVaryAE {
 				t.Fatalf("asked %q, got CE %q hint %q Vary %q", asked, resp.Header.Get("Content-Encoding"),
-					resp.Header.Get(HintHeader), resp.Header.Values("Vary"))
+					resp.Header.Get(ssat.HintHeader), resp.Header.Values("Vary"))
 			}
 		})
 	}
