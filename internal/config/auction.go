@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // PriceGranularities are the accepted auction.price_granularity values:
@@ -53,12 +55,14 @@ func (c *Config) validateOpenRTB(p *problems) {
 		for _, h := range slices.Sorted(maps.Keys(e.Headers)) {
 			hkey := key + ".headers." + tomlKey(h)
 			switch {
-			case !isToken(h):
+			case !httpguts.ValidHeaderFieldName(h): // a token (RFC 9110 §5.1)
 				p.addf(hkey, "is not a valid HTTP header name")
 			case slices.ContainsFunc(reservedHeaders, func(r string) bool { return strings.EqualFold(r, h) }):
 				p.addf(hkey, "is set by ssatd and cannot be configured")
-			case !validHeaderValue(e.Headers[h]):
-				// The value is a secret: do not print it.
+			case !httpguts.ValidHeaderFieldValue(e.Headers[h]):
+				// No control characters but tab (RFC 9110 §5.5), so no CR or
+				// LF that could split the request. The value is a secret: do
+				// not print it.
 				p.addf(hkey, "value contains characters not allowed in an HTTP header")
 			}
 		}
@@ -127,32 +131,4 @@ func (c *Config) openRTBWarnings() []string {
 		}
 	}
 	return w
-}
-
-// isToken reports whether s is an HTTP field name (RFC 9110 §5.1: a token,
-// §5.6.2).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
-			continue
-		}
-		return false
-	}
-	return true
-}
-
-// validHeaderValue reports whether s may be sent as a field value (RFC 9110
-// §5.5): no control characters other than horizontal tab, so no CR or LF
-// that could split the request.
-func validHeaderValue(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }
