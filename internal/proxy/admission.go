@@ -72,9 +72,6 @@ func (g *pageGate) admit(ctx context.Context) (*pageSlot, error) {
 	}
 }
 
-// inUse reports how many slots are taken.
-func (g *pageGate) inUse() int { return len(g.slots) }
-
 // errOverloaded is the answer to a page that found no slot: 503 with
 // Retry-After, which RFC 9110 §15.6.4 gives for a temporary overload.
 func errOverloaded(g *pageGate) *guestError {

@@ -375,3 +375,6 @@ func TestPageSlotIsReleasedExactlyOnce(t *testing.T) {
 		t.Fatalf("%d slots in use after releasing one of two twice, want 1", n)
 	}
 }
+
+// inUse reports how many slots are taken.
+func (g *pageGate) inUse() int { return len(g.slots) }
