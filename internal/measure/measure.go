@@ -104,7 +104,6 @@ var corruptHook func(page, mode string, out []byte) []byte
 type measurer struct {
 	opts   Options
 	shared *proxy.Guest // when opts.Config is set
-	domain string
 	out    bytes.Buffer // reused output buffer
 }
 
@@ -125,7 +124,6 @@ func newMeasurer(o Options) (*measurer, error) {
 			return nil, err
 		}
 		m.shared = g
-		m.domain = o.Config.Publisher.Domain
 	}
 	return m, nil
 }
