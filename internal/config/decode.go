@@ -272,13 +272,7 @@ func (d *decoder) unknown(key, name string, v any, in reflect.Type) {
 func suggest(name, parent string, in reflect.Type) string {
 	// Within a third of the name's length: "listn" finds "listen", while
 	// "x" finds nothing.
-	best, bestDist := "", len(name)/3+1
-	for _, known := range slices.Sorted(maps.Keys(tomlFields(in))) {
-		if dist := editDistance(name, known); dist < bestDist {
-			best, bestDist = known, dist
-		}
-	}
-	if best != "" {
+	if best := nearest(name, slices.Sorted(maps.Keys(tomlFields(in))), len(name)/3+1); best != "" {
 		return joinKey(parent, best)
 	}
 	if parent != "" {
@@ -294,6 +288,18 @@ func suggest(name, parent string, in reflect.Type) string {
 		}
 	}
 	return ""
+}
+
+// nearest returns the candidate closest to name by edit distance, the
+// first of equals, when that distance is below limit; else "".
+func nearest(name string, candidates []string, limit int) string {
+	best := ""
+	for _, c := range candidates {
+		if d := editDistance(name, c); d < limit {
+			best, limit = c, d
+		}
+	}
+	return best
 }
 
 // editDistance is the Levenshtein distance between a and b.

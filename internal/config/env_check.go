@@ -47,7 +47,9 @@ func unknownEnvVars(environ []string) []error {
 		}
 		seen[name] = true
 		hint := ""
-		if s := closest(name, known); s != "" {
+		// Within a small edit distance: a typo, a missing underscore or a
+		// missing section.
+		if s := nearest(name, known, 4); s != "" {
 			hint = "; did you mean " + s + "?"
 		}
 		// Worded like an unknown TOML key ("line 2: server.listn: unknown
@@ -55,18 +57,6 @@ func unknownEnvVars(environ []string) []error {
 		problems = append(problems, fmt.Errorf("%s: unknown variable%s", name, hint))
 	}
 	return problems
-}
-
-// closest returns the candidate within a small edit distance of name (a
-// typo, a missing underscore, a missing section), or "".
-func closest(name string, candidates []string) string {
-	best, bestD := "", 4
-	for _, c := range candidates {
-		if d := editDistance(name, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
 }
 
 // envParsers replaces the env package's parser for int, which stops at 32
