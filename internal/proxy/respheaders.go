@@ -35,7 +35,7 @@ func (g *Guest) rewriteURLHeaders(h http.Header, v clientView) {
 // (RFC 6265 §5.2.3: case-insensitive, a leading dot ignored) by the name of
 // the request host, so that the browser keeps the cookie.
 func (g *Guest) rewriteCookieDomain(c, requestHost string) string {
-	originName, _ := splitHost(strings.ToLower(g.originHost))
+	originName, _ := splitHost(g.originHost) // compared with EqualFold below
 	parts := strings.Split(c, ";")
 	changed := false
 	for i, p := range parts[1:] {
