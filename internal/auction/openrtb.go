@@ -151,25 +151,20 @@ func (p *OpenRTB) BidsPartial(ctx context.Context, req Request, offer func(map[s
 	if len(req.Slots) == 0 || len(p.o.Endpoints) == 0 {
 		return map[string]ssat.Bid{}, nil
 	}
-	type answer struct{ cands []candidate }
-	answers := make(chan answer, len(p.o.Endpoints))
+	answers := make(chan []candidate, len(p.o.Endpoints))
 	var wg sync.WaitGroup
 	for i := range p.o.Endpoints {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			answers <- answer{p.call(ctx, i, req)}
-		}()
+		wg.Go(func() { answers <- p.call(ctx, i, req) })
 	}
 	best := map[string]candidate{}
 	for range p.o.Endpoints {
-		a := <-answers
-		for _, c := range a.cands {
+		cands := <-answers
+		for _, c := range cands {
 			if cur, ok := best[c.slot]; !ok || c.beats(cur) {
 				best[c.slot] = c
 			}
 		}
-		if offer != nil && len(a.cands) > 0 {
+		if offer != nil && len(cands) > 0 {
 			offer(winners(best))
 		}
 	}
