@@ -142,6 +142,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 			slots:          cfg.CreativeOpportunities.Slots,
 			auctionEnabled: cfg.Auction.Enabled,
 			auctionTimeout: time.Duration(cfg.Auction.TimeoutMS) * time.Millisecond,
+			needPurpose1:   cfg.Consent.RequireTCFPurpose1,
 		},
 		limitOptions: limitOptions{
 			rawLimit:     cfg.Publisher.MaxOriginResponseBytes,
@@ -203,7 +204,6 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 			g.log.Warn("auction endpoint metrics not registered", zap.Error(err))
 		}
 	}
-	g.needPurpose1 = cfg.Consent.RequireTCFPurpose1
 	transport := o.Transport
 	if transport == nil {
 		transport = newOriginTransport(cfg)
