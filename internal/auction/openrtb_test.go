@@ -363,7 +363,14 @@ func TestBadAnswers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			good := newEndpoint(t, answer(bid("g", "top", "1.00", "good")))
 			bad := newEndpoint(t, tt.h)
-			f := newFixture(t, OpenRTBOptions{Endpoints: []Endpoint{{Name: "good"}, {Name: "bad", Timeout: 300 * time.Millisecond}}}, good, bad)
+			timeout := 300 * time.Millisecond
+			if tt.name == "oversize body" {
+				// Reading past the 1 MiB cap must not race the endpoint's
+				// timeout: under -race on a loaded machine 300ms is not
+				// always enough to move 1 MiB, which then ends as slow_drip.
+				timeout = 2 * time.Second
+			}
+			f := newFixture(t, OpenRTBOptions{Endpoints: []Endpoint{{Name: "good"}, {Name: "bad", Timeout: timeout}}}, good, bad)
 			bids, out, took := f.run(t, 8*time.Second)
 			if out != Completed || len(bids) != 1 || bids["top"].HbBidder != "good" {
 				t.Fatalf("outcome %v, bids %+v; want the good endpoint's bid alone", out, bids)
