@@ -123,6 +123,8 @@ var diffSeeds = []string{
 	"<a b=c\">\"><head>", "<a b = '>'><head>", "<a/b='>'><head>", "<a b='x'c='>'><head>", "</body x='>'><head></body>",
 	"<head/><body></body>", "<he\x00ad><head>", "<HEAD\n><BODY></BODY\f>", "<a href=//origin.pub.example/x/>",
 	"<img src='//origin.pub.example/a.png'srcset=origin.pub.example/b 2x>", "<a\thref\n=\n\"&#47;/origin.pub.example\">",
+	"<a href='https://origin&period;pub.example/?a=1&times=2'>", "<img srcset='&copyorigin.pub.example/a 1x&amp;'>",
+	"<a href=//origin.pub.example/?a&amp;b&timestamp=1&#x2e;>", "<a href='//origin&#46;pub.example'>",
 }
 
 // FuzzDifferential compares the scanner with the reference on arbitrary
@@ -144,7 +146,7 @@ func TestDifferentialRandomDocuments(t *testing.T) {
 		"<", ">", "/", "!", "-", "--", "=", "'", "\"", " ", "\n", "a", "x", "<!--", "-->", "--!>", "<!", "</",
 		"<script>", "</script>", "<SCRIPT ", "<style>", "</style>", "<title>", "</title>", "<textarea>",
 		"<head>", "<body>", "</body>", "<a href=", "//origin.pub.example/", "https://origin.pub.example",
-		"&amp;", "&#47;", "<!DOCTYPE html>", "<![CDATA[", "]]>", "<?", "<plaintext>", "<img src='",
+		"&amp;", "&#47;", "&#46;", "&times", "&period;", "origin", ".pub.example", "<!DOCTYPE html>", "<![CDATA[", "]]>", "<?", "<plaintext>", "<img src='",
 		"<!<", "<x", "<1", "<noscript>", "</noscript>", "<iframe>", "</IFRAME>", "<xmp>", "</xmp>", "<scr", "ipt>",
 	}
 	rng := rand.New(rand.NewPCG(3, 4))

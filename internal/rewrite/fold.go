@@ -33,16 +33,20 @@ func lower(c byte) byte {
 }
 
 // containsFold reports whether s contains the lower-case ASCII sub in any
-// letter case, without allocating. It is the quick test run on every start
+// letter case, without allocating.
+func containsFold(s, sub []byte) bool { return indexFold(s, sub) >= 0 }
+
+// indexFold is the index of the first match of the lower-case ASCII sub in
+// s in any letter case, or -1. It is the quick test run on every start
 // tag, so it finds candidates for sub's first byte with IndexByte, keeping
 // the next position of each letter case so that s is scanned once per case
 // however the two cases interleave.
-func containsFold(s, sub []byte) bool {
+func indexFold(s, sub []byte) int {
 	if len(sub) == 0 {
-		return true
+		return 0
 	}
 	if len(s) < len(sub) {
-		return false
+		return -1
 	}
 	starts := s[:len(s)-len(sub)+1] // where a match can begin
 	lo, up := sub[0], sub[0]
@@ -59,7 +63,7 @@ func containsFold(s, sub []byte) bool {
 			i = nextUp
 		}
 		if equalFoldLower(s[i:i+len(sub)], sub) {
-			return true
+			return i
 		}
 		if i == nextLo {
 			nextLo = nextIndex(starts, i+1, lo)
@@ -67,7 +71,7 @@ func containsFold(s, sub []byte) bool {
 			nextUp = nextIndex(starts, i+1, up)
 		}
 	}
-	return false
+	return -1
 }
 
 // nextIndex is the index of the first c in s at or after from, or -1.

@@ -10,6 +10,7 @@ func URL(v, originHost, requestHost, scheme string) (string, bool) {
 	if originHost == "" {
 		return v, false
 	}
-	h := newHostRewriter(originHost, requestHost, scheme, nil)
-	return h.rewrite(v, kindURL)
+	var h hostRewriter
+	h.reset(originHost, requestHost, scheme)
+	return h.rewriteString(v, kindURL)
 }

@@ -10,11 +10,14 @@ import (
 // referenceRewrite is the rewriter built on golang.org/x/net/html's
 // Tokenizer that served pages before the scanner. It shares the attribute
 // and URL rules (rewriteTag) and the injections with the scanner; only the
-// tokenization differs, so comparing the two tests the scanner.
+// tokenization differs, so comparing the two tests the scanner. Its URL
+// rules are the oracle copy (urls_oracle_test.go) of those that served
+// with it, so the comparison also tests the allocation-free URL rules.
 func referenceRewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
 	cr := &countingReader{r: src}
 	rw := &rewriter{}
 	rw.reset(dst, opts)
+	oracle := newOracleHostRewriter(opts.OriginHost, opts.RequestHost, opts.RequestScheme, nil)
 	z := html.NewTokenizer(cr)
 	z.SetMaxBuf(rw.maxTok)
 	// rawOpen is the element whose raw text or RCDATA the tokenizer is in
@@ -47,7 +50,7 @@ func referenceRewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error
 		case html.StartTagToken, html.SelfClosingTagToken:
 			rawOpen = rawTextElement(tagName(raw))
 			isHead := !rw.stats.HeadFound && bytes.EqualFold(tagName(raw), []byte("head"))
-			if out := rw.rewriteTag(raw); out != nil {
+			if out := referenceRewriteTag(rw, &oracle, raw); out != nil {
 				rw.write(out)
 			} else {
 				rw.write(raw)
@@ -110,4 +113,40 @@ func rawTextElement(name []byte) string {
 		}
 	}
 	return ""
+}
+
+// referenceRewriteTag is rewriteTag with the oracle's URL rules.
+func referenceRewriteTag(rw *rewriter, h *oracleHostRewriter, raw []byte) []byte {
+	if len(h.hostB) == 0 || (!containsFold(raw, h.hostB) && bytes.IndexByte(raw, '&') < 0) {
+		return nil
+	}
+	var out []byte
+	last := 0
+	for _, a := range scanAttrs(raw, nil) {
+		if !a.hasValue {
+			continue
+		}
+		kind := classifyAttr(raw[a.nameStart:a.nameEnd])
+		if kind == kindNone {
+			continue
+		}
+		nv, changed := h.rewriteRawValue(raw[a.valStart:a.valEnd], a.quote, kind)
+		if !changed {
+			continue
+		}
+		out = append(out, raw[last:a.valStart]...)
+		if a.quote == 0 && needsQuotes(nv) {
+			out = append(out, '"')
+			out = append(out, nv...)
+			out = append(out, '"')
+		} else {
+			out = append(out, nv...)
+		}
+		last = a.valEnd
+		rw.stats.URLsRewritten++
+	}
+	if last == 0 {
+		return nil
+	}
+	return append(out, raw[last:]...)
 }

@@ -151,7 +151,7 @@ func Rewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
 // reset prepares a pooled rewriter for one page.
 func (rw *rewriter) reset(dst io.Writer, opts *Options) {
 	rw.dst, rw.opts, rw.stats, rw.err = dst, opts, Stats{}, nil
-	rw.hosts = newHostRewriter(opts.OriginHost, opts.RequestHost, opts.RequestScheme, rw.hosts.hostB[:0])
+	rw.hosts.reset(opts.OriginHost, opts.RequestHost, opts.RequestScheme)
 	rw.bodyEndDone = opts.BodyEnd == nil
 	maxTok := opts.MaxTokenBytes
 	if maxTok <= 0 {
@@ -169,6 +169,9 @@ func (rw *rewriter) release() {
 	}
 	if cap(rw.out) > 4*readSize {
 		rw.out = nil
+	}
+	if cap(rw.hosts.val) > 4*readSize {
+		rw.hosts.val = nil
 	}
 	pool.Put(rw)
 }

@@ -44,22 +44,40 @@ func classifyAttr(name []byte) attrKind {
 // hostRewriter rewrites occurrences of the origin host in URL attribute values.
 // Host names compare case-insensitively (RFC 3986 §3.2.2), so a link written
 // "http://ORIGIN.example/" is the origin as much as the lower-case one.
+// It lives in the pooled rewriter, and matches on the value's own bytes with
+// ASCII case folding, so that a value is neither copied nor lower-cased to
+// be tested or rewritten: a page in steady state allocates nothing for its
+// URLs unless a character reference may spell part of the origin host.
 type hostRewriter struct {
 	name string // origin host name (or bracketed IPv6 literal), lower case
 	// port is the origin's port when it is not the default of its scheme;
 	// empty means the origin is on its scheme's default port, and a link
 	// naming that default port explicitly is the same origin (see portOK).
-	port        string
-	hostB       []byte // name, for the quick test on raw bytes
-	requestHost string // client-facing host[:port]
-	scheme      string // client-facing scheme
+	port  string
+	hostB []byte // name, for matching on raw bytes
+	// repl is scheme://requestHost; repl[relAt:] is //requestHost and
+	// repl[bareAt:] the bare requestHost.
+	repl          []byte
+	relAt, bareAt int
+	// plainName: every byte of name is an ASCII host character, so no
+	// character reference without a semicolon (which decode to U+00A0–U+00FF
+	// or to & < > ") can produce part of it (see refsMayMakeHost).
+	plainName bool
+	val       []byte // scratch: the rewritten value of rewriteRawValue
 }
 
-// newHostRewriter prepares the host rules for one page; hostB's bytes are
-// appended to buf, so that a pooled rewriter reuses its buffer.
-func newHostRewriter(originHost, requestHost, scheme string, buf []byte) hostRewriter {
-	name, port := splitOriginHost(asciiLower(originHost))
-	return hostRewriter{name: name, port: port, hostB: append(buf, name...), requestHost: requestHost, scheme: scheme}
+// reset prepares the host rules for one page, reusing the buffers.
+func (h *hostRewriter) reset(originHost, requestHost, scheme string) {
+	h.name, h.port = splitOriginHost(asciiLower(originHost))
+	h.hostB = append(h.hostB[:0], h.name...)
+	h.repl = append(append(append(h.repl[:0], scheme...), "://"...), requestHost...)
+	h.relAt, h.bareAt = len(scheme)+1, len(scheme)+3
+	h.plainName = true
+	for i := 0; i < len(h.name); i++ {
+		if c := h.name[i]; !isHostChar(c) && c != ':' && c != '[' && c != ']' {
+			h.plainName = false
+		}
+	}
 }
 
 // splitOriginHost splits host[:port]. A port of 80 or 443 is not known to be
@@ -88,23 +106,23 @@ const (
 // port matches only that port. An origin on its default port also matches
 // the default port written out: 443 after https://, 80 after http://, and
 // either after // or a bare host, whose scheme is the page's.
-func (h *hostRewriter) portOK(p string, f urlForm) bool {
+func (h *hostRewriter) portOK(p []byte, f urlForm) bool {
 	if h.port != "" {
-		return p == h.port
+		return string(p) == h.port
 	}
 	switch f {
 	case formHTTPS:
-		return p == "443"
+		return string(p) == "443"
 	case formHTTP:
-		return p == "80"
+		return string(p) == "80"
 	}
-	return p == "443" || p == "80"
+	return string(p) == "443" || string(p) == "80"
 }
 
 // endsHost reports whether the byte after a host match ends the authority.
 // A host followed by more host characters ("origin.example.evil.com") or a
 // port (a different origin) is not the origin host, so it is left alone.
-func endsHost(v string, i int) bool {
+func endsHost(v []byte, i int) bool {
 	if i >= len(v) {
 		return true
 	}
@@ -127,7 +145,7 @@ func isHostChar(c byte) bool {
 // host boundary, which covers image CDNs that carry the origin in the path
 // ("https://i0.wp.com/origin.example/a.png") as well as candidate starts
 // (docs/behaviour.md, "URL rewriting").
-func startsBare(v string, i int, kind attrKind) bool {
+func startsBare(v []byte, i int, kind attrKind) bool {
 	switch kind {
 	case kindURL:
 		return i == 0
@@ -137,108 +155,205 @@ func startsBare(v string, i int, kind attrKind) bool {
 	return false
 }
 
+// endsWithFold reports whether s ends with the lower-case ASCII suffix in
+// any letter case.
+func endsWithFold(s []byte, suffix string) bool {
+	if len(s) < len(suffix) {
+		return false
+	}
+	s = s[len(s)-len(suffix):]
+	for i := 0; i < len(suffix); i++ {
+		if lower(s[i]) != suffix[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // match reports whether the origin name found at at is a rewritable origin
-// reference in lv (the lower-cased value), and if so where the replaced text
-// starts and ends and what replaces it. last is where the unconsumed part of
-// the value begins, so a scheme already consumed is never matched twice.
-func (h *hostRewriter) match(lv string, last, at int, kind attrKind) (from, to int, repl string, ok bool) {
-	prefix := lv[last:at]
+// reference in v (compared in any ASCII letter case), and if so where the
+// replaced text starts and ends and what replaces it. last is where the
+// unconsumed part of the value begins, so a scheme already consumed is
+// never matched twice.
+func (h *hostRewriter) match(v []byte, last, at int, kind attrKind) (from, to int, repl []byte, ok bool) {
+	prefix := v[last:at]
 	var f urlForm
 	switch {
-	case strings.HasSuffix(prefix, "https://"):
-		f, from, repl = formHTTPS, at-len("https://"), h.scheme+"://"+h.requestHost
-	case strings.HasSuffix(prefix, "http://"):
-		f, from, repl = formHTTP, at-len("http://"), h.scheme+"://"+h.requestHost
-	case strings.HasSuffix(prefix, "//"):
-		f, from, repl = formRelative, at-len("//"), "//"+h.requestHost
-	case startsBare(lv, at, kind):
-		f, from, repl = formBare, at, h.requestHost
+	case endsWithFold(prefix, "https://"):
+		f, from, repl = formHTTPS, at-len("https://"), h.repl
+	case endsWithFold(prefix, "http://"):
+		f, from, repl = formHTTP, at-len("http://"), h.repl
+	case endsWithFold(prefix, "//"):
+		f, from, repl = formRelative, at-len("//"), h.repl[h.relAt:]
+	case startsBare(v, at, kind):
+		f, from, repl = formBare, at, h.repl[h.bareAt:]
 	default:
-		return 0, 0, "", false
+		return 0, 0, nil, false
 	}
 	if kind == kindImageSrcset && f == formBare {
-		return 0, 0, "", false
+		return 0, 0, nil, false
 	}
 	to = at + len(h.name)
-	if to < len(lv) && lv[to] == ':' {
+	if to < len(v) && v[to] == ':' {
 		p := to + 1
-		for p < len(lv) && lv[p] >= '0' && lv[p] <= '9' {
+		for p < len(v) && v[p] >= '0' && v[p] <= '9' {
 			p++
 		}
-		if !h.portOK(lv[to+1:p], f) {
-			return 0, 0, "", false
+		if !h.portOK(v[to+1:p], f) {
+			return 0, 0, nil, false
 		}
 		to = p
 	} else if h.port != "" {
-		return 0, 0, "", false
+		return 0, 0, nil, false
 	}
-	return from, to, repl, endsHost(lv, to)
+	return from, to, repl, endsHost(v, to)
 }
 
 // rewrite applies the URL rules (docs/behaviour.md, "URL rewriting") to a
-// decoded attribute value. It returns the new value and whether anything
-// changed.
-func (h *hostRewriter) rewrite(v string, kind attrKind) (string, bool) {
-	// Matching runs on an ASCII-lower-cased copy; lower-casing ASCII keeps
-	// every byte offset, so the offsets apply to v unchanged.
-	lv := asciiLower(v)
-	if !strings.Contains(lv, h.name) {
-		return v, false
+// decoded attribute value, appending the result to dst. It reports whether
+// anything changed; when nothing did, dst is returned as it was.
+func (h *hostRewriter) rewrite(dst, v []byte, kind attrKind) ([]byte, bool) {
+	if len(h.hostB) == 0 {
+		return dst, false
 	}
-	var b strings.Builder
-	last, changed := 0, false
-	for i := 0; i < len(lv); {
-		j := strings.Index(lv[i:], h.name)
+	start, last, changed := len(dst), 0, false
+	for i := 0; i < len(v); {
+		j := indexFold(v[i:], h.hostB)
 		if j < 0 {
 			break
 		}
 		at := i + j
-		i = at + len(h.name)
-		from, to, repl, ok := h.match(lv, last, at, kind)
+		i = at + len(h.hostB)
+		from, to, repl, ok := h.match(v, last, at, kind)
 		if !ok {
 			continue
 		}
-		b.WriteString(v[last:from])
-		b.WriteString(repl)
+		dst = append(dst, v[last:from]...)
+		dst = append(dst, repl...)
 		last, i, changed = to, to, true
 	}
 	if !changed {
+		return dst[:start], false
+	}
+	return append(dst, v[last:]...), true
+}
+
+// rewriteString is rewrite for a string value, such as a response header.
+func (h *hostRewriter) rewriteString(v string, kind attrKind) (string, bool) {
+	out, changed := h.rewrite(nil, []byte(v), kind)
+	if !changed {
 		return v, false
 	}
-	b.WriteString(v[last:])
-	return b.String(), true
+	return string(out), true
 }
 
 // rewriteRawValue rewrites one raw (possibly entity-encoded) attribute value.
-// Matching happens on the decoded value (docs/behaviour.md, "URL rewriting"). When the raw bytes hold
-// no character references the rewrite is done on them directly, so that
-// unchanged parts stay byte-identical; otherwise the new decoded value is
-// re-encoded for its quoting context.
+// Matching happens on the decoded value (docs/behaviour.md, "URL rewriting").
+// When the raw bytes hold no character references the rewrite is done on
+// them directly, so that unchanged parts stay byte-identical; otherwise the
+// new decoded value is re-encoded for its quoting context. The result is
+// valid until the next call.
 func (h *hostRewriter) rewriteRawValue(raw []byte, quote byte, kind attrKind) ([]byte, bool) {
+	hasHost := containsFold(raw, h.hostB)
 	if bytes.IndexByte(raw, '&') < 0 {
-		if !containsFold(raw, h.hostB) {
+		if !hasHost {
 			return nil, false // the common case, without allocating
 		}
 		// Host names introduce no character that needs escaping.
-		out, changed := h.rewrite(string(raw), kind)
-		if !changed {
-			return nil, false
-		}
-		return []byte(out), true
+		out, changed := h.rewrite(h.val[:0], raw, kind)
+		h.val = out
+		return out, changed
+	}
+	// A value with '&' whose raw bytes do not name the host can name it
+	// once decoded only through a character reference that produces part
+	// of the name: query strings ("?a=1&amp;b=2") are not decoded for it.
+	if !hasHost && !h.refsMayMakeHost(raw) {
+		return nil, false
+	}
+	if h.simpleRefs(raw) {
+		// &amp; &lt; &gt; &quot; decode to characters that no rule looks
+		// at (none is a host character, part of a scheme, a port or the end
+		// of a host), so every decision on the raw bytes is the one on the
+		// decoded value, and the rewritten raw bytes decode to the
+		// rewritten value: they are what the general path below returns.
+		out, changed := h.rewrite(h.val[:0], raw, kind)
+		h.val = out
+		return out, changed
 	}
 	rawStr := string(raw)
 	decoded := html.UnescapeString(rawStr)
-	out, changed := h.rewrite(decoded, kind)
+	out, changed := h.rewriteString(decoded, kind)
 	if !changed {
 		return nil, false
 	}
 	// Prefer the same substitution on the raw text when it decodes to the
 	// same result: the host names involved never contain '&', so this keeps
 	// the page's own entity spelling.
-	if direct, ok := h.rewrite(rawStr, kind); ok && html.UnescapeString(direct) == out {
+	if direct, ok := h.rewriteString(rawStr, kind); ok && html.UnescapeString(direct) == out {
 		return []byte(direct), true
 	}
 	return []byte(encodeAttr(out, quote)), true
+}
+
+// refsMayMakeHost reports whether a character reference in raw may decode
+// (html.UnescapeString) to a byte of the origin name. A numeric reference
+// may decode to anything, and so may a named one ended by ';' other than
+// &amp; &lt; &gt; &quot;. Without the ';' only the legacy names decode
+// (to U+00A0–U+00FF or & < > "), and a plain host name has none of those.
+// An '&' that starts no reference stays as it is.
+func (h *hostRewriter) refsMayMakeHost(raw []byte) bool {
+	if !h.plainName {
+		return true
+	}
+	for i := 0; i < len(raw); {
+		j := bytes.IndexByte(raw[i:], '&')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		if i < len(raw) && raw[i] == '#' {
+			return true
+		}
+		k := i
+		for k < len(raw) && isAlnum(raw[k]) {
+			k++
+		}
+		if k > i && k < len(raw) && raw[k] == ';' {
+			switch string(raw[i:k]) {
+			case "amp", "lt", "gt", "quot":
+			default:
+				return true
+			}
+		}
+		i = k
+	}
+	return false
+}
+
+// simpleRefs reports whether every '&' in raw starts &amp;, &lt;, &gt; or
+// &quot;, and the replacement text has no '&' that could start another.
+func (h *hostRewriter) simpleRefs(raw []byte) bool {
+	if bytes.IndexByte(h.repl, '&') >= 0 {
+		return false
+	}
+	for i := 0; i < len(raw); {
+		j := bytes.IndexByte(raw[i:], '&')
+		if j < 0 {
+			return true
+		}
+		i += j + 1
+		switch {
+		case bytes.HasPrefix(raw[i:], []byte("amp;")), bytes.HasPrefix(raw[i:], []byte("quot;")),
+			bytes.HasPrefix(raw[i:], []byte("lt;")), bytes.HasPrefix(raw[i:], []byte("gt;")):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // encodeAttr escapes a decoded value for the given quote context.

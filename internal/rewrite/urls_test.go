@@ -3,6 +3,7 @@ package rewrite
 import (
 	"bytes"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -126,6 +127,55 @@ func TestContainsFold(t *testing.T) {
 		want := bytes.Contains(bytes.ToLower(s), sub)
 		if got := containsFold(s, sub); got != want {
 			t.Fatalf("containsFold(%q, %q) = %v, want %v", s, sub, got, want)
+		}
+	}
+}
+
+// TestURLRulesMatchOracle catches the allocation-free URL rules giving a
+// different value than the rules they replaced (urls_oracle_test.go), on
+// values built from the pieces they decide on: schemes, ports, host
+// boundaries, letter case, and character references that do and do not
+// decode to part of the host (&#46; &period; &fjlig; legacy names without
+// ';' such as the "&times" of "&timestamp").
+func TestURLRulesMatchOracle(t *testing.T) {
+	pieces := []string{
+		"origin.pub.example", "ORIGIN.Pub.example", "origin", "pub.example", ".pub.example", "https://", "HTTP://", "//", "/",
+		":443", ":80", ":8443", "?", "#", ",", " ", "\\", "x", "img.", "a", "1x", "=", "'", "\"", "<",
+		"&amp;", "&AMP;", "&", "&#46;", "&#x2F;", "&#47;", "&period;", "&sol;", "&colon;", "&fjlig;", "&lt;",
+		"&quot;", "&times", "tamp=1", "&copy", "&amp", "&b=2", "&;", "&#", "&#x", "&ampfoo;", "&nbsp;",
+	}
+	hosts := []string{"origin.pub.example", "origin.pub.example:8443", "[::1]:8080", "fj.example", "ñ.example"}
+	fixed := []string{"//origin&#46;pub.example/", "https://origin&period;pub.example/?a=1&times=2",
+		"&copyorigin.pub.example/a 1x", "//origin.pub.example/?a=1&amp;b=2&lt;&quot;&gt;", "&amp;origin.pub.example/a 1x", "//origin.pub.example/?a&amp;b&timestamp=1", "//&#x6f;rigin.pub.example", "//&ntilde.example/a"}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for k := range 20000 {
+		var b strings.Builder
+		if k < len(fixed)*len(hosts) {
+			b.WriteString(fixed[k/len(hosts)])
+		} else {
+			for range 1 + rng.IntN(8) {
+				b.WriteString(pieces[rng.IntN(len(pieces))])
+			}
+		}
+		raw := []byte(b.String())
+		host := hosts[k%len(hosts)]
+		var h hostRewriter
+		reqHost := []string{"www.pub.example:8080", "amp.example", "a&amp.example"}[k%3]
+		h.reset(host, reqHost, "https")
+		oracle := newOracleHostRewriter(host, reqHost, "https", nil)
+		for _, kind := range []attrKind{kindURL, kindSrcset, kindImageSrcset} {
+			for _, quote := range []byte{'"', '\'', 0} {
+				got, gotOK := h.rewriteRawValue(raw, quote, kind)
+				want, wantOK := oracle.rewriteRawValue(raw, quote, kind)
+				if gotOK != wantOK || (gotOK && !bytes.Equal(got, want)) {
+					t.Fatalf("host %s kind %d quote %q value %q: got %q %v, oracle %q %v", host, kind, quote, raw, got, gotOK, want, wantOK)
+				}
+			}
+			got, gotOK := h.rewriteString(string(raw), kind)
+			want, wantOK := oracle.rewrite(string(raw), kind)
+			if got != want || gotOK != wantOK {
+				t.Fatalf("host %s kind %d string %q: got %q, oracle %q", host, kind, raw, got, want)
+			}
 		}
 	}
 }
