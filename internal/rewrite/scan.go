@@ -481,11 +481,12 @@ func nameMayMatter(first byte, n int) bool {
 
 // checkURLValue notes whether buf[from:to], which holds the value of an
 // attribute that urlAttrName accepted, names the origin host or holds a
-// character reference: without either rewriteRawValue changes nothing, and
-// rewriteAttrs is not called.
+// character reference that may decode to part of it: without either
+// rewriteRawValue changes nothing, and rewriteAttrs is not called.
 func (rw *rewriter) checkURLValue(from, to int) {
 	v := rw.buf[from:to]
-	rw.urlAttr = rw.urlAttr || bytes.IndexByte(v, '&') >= 0 || containsFold(v, rw.hosts.hostB)
+	rw.urlAttr = rw.urlAttr || containsFold(v, rw.hosts.hostB) ||
+		(bytes.IndexByte(v, '&') >= 0 && rw.hosts.refsMayMakeHost(v))
 	rw.urlValue = -1
 }
 
