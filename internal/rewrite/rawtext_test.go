@@ -16,6 +16,11 @@ func TestBidsNotInjectedIntoRawText(t *testing.T) {
 		{"self-closing syntax is still a start tag", "<head></head><textarea/>abc", "<head>[HEAD]</head><textarea/>abc", "textarea"},
 		{"closed textarea", "<head></head><textarea>a</textarea>b", "<head>[HEAD]</head><textarea>a</textarea>b[BIDS]", ""},
 		{"end tag of another element inside", "<head></head><textarea>a</p>b", "<head>[HEAD]</head><textarea>a</p>b", "textarea"},
+		// The end tag is not complete, so the element is still open (the
+		// bids would become the tag's attributes): found by FuzzDifferential.
+		{"unfinished end tag of a script", "<head></head><sCript></sCript ", "<head>[HEAD]</head><sCript></sCript ", "script"},
+		{"unfinished end tag of a title", "<head><title>t</title x='>", "<head>[HEAD]<title>t</title x='>", "title"},
+		{"unfinished end tag of a script in its escaped text", "<head><script><!--</script a", "<head>[HEAD]<script><!--</script a", "script"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := testOpts()
