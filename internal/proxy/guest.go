@@ -216,6 +216,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		// The pipeline already batches its output by latency; pass-through
 		// bodies are forwarded as they arrive, never held whole.
 		FlushInterval: -1,
+		BufferPool:    &copyBuffers{},
 		ErrorLog:      zap.NewStdLog(g.log.Named("reverseproxy")),
 	}
 	return g, nil

@@ -19,9 +19,45 @@ import (
 const (
 	// rewriteBufSize batches the rewriter's many small writes before the
 	// encoder; outBufSize batches the encoder's output before the client.
+	// Each batch is one hand-off through the pipe to ReverseProxy, whose
+	// copy buffer (copyBufSize) takes it in one read.
 	rewriteBufSize = 32 << 10
 	outBufSize     = 16 << 10
+	copyBufSize    = 32 << 10
 )
+
+// The pipeline's buffers are pooled: a page in flight holds them, a page
+// done returns them, so a busy daemon does not allocate them per page.
+var (
+	frontPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, rewriteBufSize) }}
+	outPool   = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, outBufSize) }}
+)
+
+func getBufWriter(pool *sync.Pool, w io.Writer) *bufio.Writer {
+	b := pool.Get().(*bufio.Writer)
+	b.Reset(w)
+	return b
+}
+
+func putBufWriter(pool *sync.Pool, b *bufio.Writer) {
+	if b != nil {
+		b.Reset(nil)
+		pool.Put(b)
+	}
+}
+
+// copyBuffers is ReverseProxy's httputil.BufferPool: it copies every body
+// to the client, so its buffer is reused rather than allocated per request.
+type copyBuffers struct{ pool sync.Pool }
+
+func (c *copyBuffers) Get() []byte {
+	if b, ok := c.pool.Get().(*[]byte); ok {
+		return *b
+	}
+	return make([]byte, copyBufSize)
+}
+
+func (c *copyBuffers) Put(b []byte) { c.pool.Put(&b) }
 
 // modifyResponse classifies the origin response (docs/behaviour.md, "Classification") and, for HTML, puts the
 // rewrite pipeline in place of the body. Returning an error sends the client
@@ -219,9 +255,17 @@ type pipeline struct {
 
 func (p *pipeline) open(dst io.Writer) error {
 	p.sent = &countWriter{w: dst}
-	p.out = bufio.NewWriterSize(p.sent, outBufSize)
-	enc, err := compress.NewWriter(p.coding, p.out, p.g.codecOpts)
+	// An encoder writes its output in small pieces, which out batches;
+	// identity output is the front buffer's batches already.
+	var encDst io.Writer = p.sent
+	if p.coding != compress.Identity {
+		p.out = getBufWriter(&outPool, p.sent)
+		encDst = p.out
+	}
+	enc, err := compress.NewWriter(p.coding, encDst, p.g.codecOpts)
 	if err != nil {
+		putBufWriter(&outPool, p.out)
+		p.out = nil
 		return err
 	}
 	p.enc = enc
@@ -229,8 +273,17 @@ func (p *pipeline) open(dst io.Writer) error {
 	if p.offline {
 		latency = 0
 	}
-	p.front = newLatencyWriter(bufio.NewWriterSize(enc, rewriteBufSize), enc, p.out, latency)
+	p.front = newLatencyWriter(getBufWriter(&frontPool, enc), enc, p.out, latency)
 	return nil
+}
+
+// releaseBuffers returns the pipeline's buffers once nothing writes to
+// them: the latency writer is closed or abandoned, so its timer does not
+// touch them either.
+func (p *pipeline) releaseBuffers() {
+	putBufWriter(&frontPool, p.front.front)
+	putBufWriter(&outPool, p.out)
+	p.front.front, p.front.out, p.out = nil, nil, nil
 }
 
 // run is the pipeline of a served response: it feeds the pipe that
@@ -344,6 +397,7 @@ func (p *pipeline) process() (rewrite.Stats, error) {
 	p.x.processedBytes = p.front.written
 	p.x.guestTime = time.Since(start) - wait
 	p.x.mu.Unlock()
+	p.releaseBuffers()
 	return st, err
 }
 
@@ -370,7 +424,7 @@ type latencyWriter struct {
 	mu      sync.Mutex
 	front   *bufio.Writer
 	enc     compress.Writer
-	out     *bufio.Writer
+	out     *bufio.Writer // nil when enc writes to the client side directly
 	latency time.Duration
 	timer   *time.Timer
 	dirty   bool
@@ -426,8 +480,10 @@ func (lw *latencyWriter) flushLocked() {
 		lw.err = err
 		return
 	}
-	if err := lw.out.Flush(); err != nil {
-		lw.err = err
+	if lw.out != nil {
+		if err := lw.out.Flush(); err != nil {
+			lw.err = err
+		}
 	}
 }
 
@@ -455,6 +511,9 @@ func (lw *latencyWriter) Close() error {
 	}
 	if err := lw.enc.Close(); err != nil {
 		return err
+	}
+	if lw.out == nil {
+		return nil
 	}
 	return lw.out.Flush()
 }
