@@ -432,6 +432,9 @@ func (rw *rewriter) tagDone(end int) {
 // ASCII case, for the names the scanner acts on (head, body and the raw-text
 // elements), and 0 for others.
 func lookupName(name []byte) atom.Atom {
+	if !mayStartName[name[0]] {
+		return 0 // a, div, li, link, meta, ul, ...: spare the length loop
+	}
 	var lower [len("plaintext")]byte
 	n := 0
 	for n <= len(lower) && !endsName[name[n]] {
@@ -448,6 +451,15 @@ func lookupName(name []byte) atom.Atom {
 	}
 	return atom.Lookup(lower[:n])
 }
+
+// mayStartName is the first letters, in either case, of the names
+// lookupName is for (see nameMayMatter).
+var mayStartName = func() (m [256]bool) {
+	for _, c := range []byte("xhbstinp") {
+		m[c], m[c-('a'-'A')] = true, true
+	}
+	return m
+}()
 
 // endsName is the bytes that end a tag name.
 var endsName = func() (e [256]bool) {
