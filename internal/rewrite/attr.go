@@ -1,5 +1,7 @@
 package rewrite
 
+import "bytes"
+
 // Start tags that may need rewriting are parsed here from their raw bytes,
 // with the attribute grammar of the WHATWG tokenizer (§13.2.5.32–38), and
 // only the value spans that change are replaced, so that everything else
@@ -75,8 +77,10 @@ func scanAttrs(raw []byte, dst []attr) []attr {
 			a.quote = raw[j]
 			j++
 			a.valStart = j
-			for j < n && raw[j] != a.quote {
-				j++
+			if k := bytes.IndexByte(raw[j:n], a.quote); k >= 0 {
+				j += k
+			} else {
+				j = n
 			}
 			a.valEnd = j
 			if j < n {
