@@ -36,6 +36,12 @@
 //     script-data escaped state; the Tokenizer returns to plain script data,
 //     so "<script><!--<!<script></script>" ends the script at its first
 //     "</script>" where a browser does not (TestScriptEscapedLessThanFollowsStandard).
+//   - URL attribute values are decoded by the attribute rule for legacy
+//     references written without ";" (&times, &copy, &not, ...): they stay
+//     as written before "=" or a letter or digit, so "?a=1&timestamp=2"
+//     keeps its "&timestamp". html.UnescapeString, which ssatd used before,
+//     applies the text rule and turned it into "×tamp"
+//     (TestQueryParameterLikeLegacyReferenceKept, TestUnescapeAttrMatchesTheTokenizer).
 //
 // # Memory
 //

@@ -2,7 +2,6 @@ package rewrite
 
 import (
 	"bytes"
-	"html"
 	"strings"
 )
 
@@ -281,7 +280,7 @@ func (h *hostRewriter) rewriteRawValue(raw []byte, quote byte, kind attrKind) ([
 		return out, changed
 	}
 	rawStr := string(raw)
-	decoded := html.UnescapeString(rawStr)
+	decoded := unescapeAttr(rawStr)
 	out, changed := h.rewriteString(decoded, kind)
 	if !changed {
 		return nil, false
@@ -289,7 +288,7 @@ func (h *hostRewriter) rewriteRawValue(raw []byte, quote byte, kind attrKind) ([
 	// Prefer the same substitution on the raw text when it decodes to the
 	// same result: the host names involved never contain '&', so this keeps
 	// the page's own entity spelling.
-	if direct, ok := h.rewriteString(rawStr, kind); ok && html.UnescapeString(direct) == out {
+	if direct, ok := h.rewriteString(rawStr, kind); ok && unescapeAttr(direct) == out {
 		return []byte(direct), true
 	}
 	return []byte(encodeAttr(out, quote)), true

@@ -2,7 +2,6 @@ package rewrite
 
 import (
 	"bytes"
-	"html"
 	"strings"
 )
 
@@ -170,7 +169,7 @@ func (h *oracleHostRewriter) rewriteRawValue(raw []byte, quote byte, kind attrKi
 		return []byte(out), true
 	}
 	rawStr := string(raw)
-	decoded := html.UnescapeString(rawStr)
+	decoded := unescapeAttr(rawStr)
 	out, changed := h.rewrite(decoded, kind)
 	if !changed {
 		return nil, false
@@ -178,7 +177,7 @@ func (h *oracleHostRewriter) rewriteRawValue(raw []byte, quote byte, kind attrKi
 	// Prefer the same substitution on the raw text when it decodes to the
 	// same result: the host names involved never contain '&', so this keeps
 	// the page's own entity spelling.
-	if direct, ok := h.rewrite(rawStr, kind); ok && html.UnescapeString(direct) == out {
+	if direct, ok := h.rewrite(rawStr, kind); ok && unescapeAttr(direct) == out {
 		return []byte(direct), true
 	}
 	return []byte(oracleEncodeAttr(out, quote)), true
