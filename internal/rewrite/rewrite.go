@@ -53,7 +53,6 @@
 package rewrite
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"sync"
@@ -208,19 +207,9 @@ func (rw *rewriter) bodyEnd() {
 	rw.write(rw.opts.BodyEnd())
 }
 
-// rewriteTag returns a start tag with its URL attributes rewritten, or nil
-// when none changes.
-func (rw *rewriter) rewriteTag(raw []byte) []byte {
-	// Most tags name neither the origin host nor a character reference;
-	// their attributes are not scanned.
-	if len(rw.hosts.hostB) == 0 || (!containsFold(raw, rw.hosts.hostB) && bytes.IndexByte(raw, '&') < 0) {
-		return nil
-	}
-	return rw.rewriteAttrs(raw)
-}
-
-// rewriteAttrs is rewriteTag without the test of the whole tag, for a
-// caller that has tested the URL attributes' values already.
+// rewriteAttrs returns a start tag with its URL attributes rewritten, or
+// nil when none changes. The scanner calls it only for a tag whose URL
+// attribute values may change (scan.go, checkURLValue).
 func (rw *rewriter) rewriteAttrs(raw []byte) []byte {
 	rw.attrs = scanAttrs(raw, rw.attrs[:0])
 	out := rw.out[:0]
