@@ -9,7 +9,7 @@ import (
 
 // referenceRewrite is the rewriter built on golang.org/x/net/html's
 // Tokenizer that served pages before the scanner. It shares the attribute
-// and URL rules (rewriteTag) and the injections with the scanner; only the
+// grammar (scanAttrs) and the injections with the scanner; only the
 // tokenization differs, so comparing the two tests the scanner. Its URL
 // rules are the oracle copy (urls_oracle_test.go) of those that served
 // with it, so the comparison also tests the allocation-free URL rules.
@@ -115,7 +115,8 @@ func rawTextElement(name []byte) string {
 	return ""
 }
 
-// referenceRewriteTag is rewriteTag with the oracle's URL rules.
+// referenceRewriteTag returns a start tag with its URL attributes rewritten
+// by the oracle's URL rules, or nil when none changes.
 func referenceRewriteTag(rw *rewriter, h *oracleHostRewriter, raw []byte) []byte {
 	if len(h.hostB) == 0 || (!containsFold(raw, h.hostB) && bytes.IndexByte(raw, '&') < 0) {
 		return nil
