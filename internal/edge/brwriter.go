@@ -42,8 +42,9 @@ func (b *brWriter) WriteHeader(status int) {
 	b.start()
 }
 
-// start commits to br: headers first, then the encoder.
-func (b *brWriter) start() {
+// start commits to br: headers first, then the encoder, then the body
+// held back so far. An error is the client's write failing.
+func (b *brWriter) start() error {
 	h := b.Header()
 	h.Set("Content-Encoding", string(compress.Brotli))
 	h.Del("Content-Length")
@@ -58,11 +59,13 @@ func (b *brWriter) start() {
 		panic(err)
 	}
 	b.enc = enc
-	if len(b.buf) > 0 {
-		buf := b.buf
-		b.buf = nil
-		_, _ = b.enc.Write(buf)
+	if len(b.buf) == 0 {
+		return nil
 	}
+	buf := b.buf
+	b.buf = nil
+	_, err = b.enc.Write(buf)
+	return b.st.fail(err)
 }
 
 // startPlain gives up on compression for a body smaller than minSize.
@@ -75,7 +78,7 @@ func (b *brWriter) startPlain() error {
 	}
 	_, err := b.ResponseWriter.Write(b.buf)
 	b.buf = nil
-	return err
+	return b.st.fail(err)
 }
 
 func (b *brWriter) Write(p []byte) (int, error) {
@@ -84,11 +87,14 @@ func (b *brWriter) Write(p []byte) (int, error) {
 	}
 	switch {
 	case b.enc != nil:
-		return b.enc.Write(p)
+		n, err := b.enc.Write(p)
+		return n, b.st.fail(err)
 	case b.pending:
 		b.buf = append(b.buf, p...)
 		if len(b.buf) >= b.minSize {
-			b.start()
+			if err := b.start(); err != nil {
+				return 0, err
+			}
 		}
 		return len(p), nil
 	}
@@ -103,30 +109,35 @@ func (b *brWriter) Flush() {
 
 func (b *brWriter) FlushError() error {
 	if b.pending {
-		b.start()
+		if err := b.start(); err != nil {
+			return err
+		}
 	}
 	if b.enc != nil {
 		if err := b.enc.Flush(); err != nil {
-			return err
+			return b.st.fail(err)
 		}
 	}
 	if !b.headerOut {
 		return nil
 	}
-	return http.NewResponseController(b.ResponseWriter).Flush()
+	return b.st.fail(http.NewResponseController(b.ResponseWriter).Flush())
 }
 
 func (b *brWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter }
 
-// close ends a completed response.
-func (b *brWriter) close() {
+// close ends a completed response; an error means the client did not get
+// all of it.
+func (b *brWriter) close() error {
 	if b.pending {
-		_ = b.startPlain()
+		return b.startPlain()
 	}
-	if b.enc != nil {
-		_ = b.enc.Close()
-		b.enc = nil
+	if b.enc == nil {
+		return nil
 	}
+	err := b.enc.Close()
+	b.enc = nil
+	return b.st.fail(err)
 }
 
 // abandon leaves the br stream unfinished (the response is being aborted).

@@ -104,12 +104,21 @@ type state struct {
 	viaGzip bool // gzhttp is in the chain (it added a Vary line)
 	choice  choice
 	in      int64 // body bytes the guest wrote
+	err     error // the first failure to deliver, from any layer
+}
+
+// fail records the first delivery failure and returns err.
+func (st *state) fail(err error) error {
+	if err != nil && st.err == nil {
+		st.err = err
+	}
+	return err
 }
 
 func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st := &state{ae: compress.ParseAcceptEncoding(r.Header.Values("Accept-Encoding"))}
 	d := &ssat.Delivery{}
-	sent := &sentWriter{ResponseWriter: w}
+	sent := &sentWriter{ResponseWriter: w, st: st}
 	bw := &brWriter{ResponseWriter: sent, st: st, opts: e.brOpts, minSize: e.minSize}
 	h := e.plain
 	if st.ae.Q(string(compress.Gzip)) > 0 || st.ae.Q("zstd") > 0 {
@@ -122,12 +131,23 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// after a panic (an aborted response) the stream must stay
 		// unfinished so that no decoder can take it for a whole body.
 		if completed {
-			bw.close()
+			st.fail(bw.close())
+			if st.err == nil && st.choice != choiceNone && sent.coding != "" {
+				// Push the end of a compressed stream out while the handler
+				// runs, so that a failure is seen here, not by net/http
+				// after it.
+				st.fail(sent.FlushError())
+			}
 		} else {
 			bw.abandon()
 		}
 		sent.report(d, st)
 		d.Finish()
+		if completed && d.Err != nil {
+			// A response the client did not receive whole is aborted like
+			// any other: net/http then never writes the end of the body.
+			panic(http.ErrAbortHandler)
+		}
 	}()
 	ctx := ssat.WithDelivery(context.WithValue(r.Context(), stateKey{}, st), d)
 	h.ServeHTTP(bw, r.WithContext(ctx))
@@ -138,6 +158,7 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the client receives, for the guest's access line and metrics.
 type sentWriter struct {
 	http.ResponseWriter
+	st     *state
 	coding string // Content-Encoding when the final header went out
 	header bool
 	n      int64
@@ -157,8 +178,19 @@ func (s *sentWriter) Write(p []byte) (int, error) {
 	}
 	n, err := s.ResponseWriter.Write(p)
 	s.n += int64(n)
-	return n, err
+	return n, s.st.fail(err)
 }
+
+// FlushError records a failed flush: gzhttp's Flush drops the error, so
+// the state is where the layers above find it.
+func (s *sentWriter) FlushError() error {
+	if !s.header {
+		s.WriteHeader(http.StatusOK)
+	}
+	return s.st.fail(http.NewResponseController(s.ResponseWriter).Flush())
+}
+
+func (s *sentWriter) Flush() { _ = s.FlushError() }
 
 func (s *sentWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
@@ -175,6 +207,7 @@ func (s *sentWriter) report(d *ssat.Delivery, st *state) {
 	// unencoded, so any coding on a compressed choice is the edge's.
 	d.Compressed = st.choice != choiceNone && d.Coding != string(compress.Identity)
 	d.BytesIn, d.BytesOut = st.in, s.n
+	d.Err = st.err
 }
 
 func stateOf(r *http.Request) *state {
@@ -215,15 +248,27 @@ func (g *gateWriter) Write(p []byte) (int, error) {
 	}
 	n, err := g.ResponseWriter.Write(p)
 	g.st.in += int64(n)
+	if err == nil {
+		// A layer below may have failed and not said so (gzhttp holds
+		// back a write error until Close).
+		err = g.st.err
+	}
 	return n, err
 }
 
-func (g *gateWriter) Flush() {
+// FlushError passes a flush down and reports any delivery failure so far,
+// so that a guest streaming to a client that has gone stops.
+func (g *gateWriter) FlushError() error {
 	if !g.written {
 		g.WriteHeader(http.StatusOK)
 	}
-	_ = http.NewResponseController(g.ResponseWriter).Flush()
+	if err := http.NewResponseController(g.ResponseWriter).Flush(); err != nil {
+		return g.st.fail(err)
+	}
+	return g.st.err
 }
+
+func (g *gateWriter) Flush() { _ = g.FlushError() }
 
 func (g *gateWriter) Unwrap() http.ResponseWriter { return g.ResponseWriter }
 

@@ -30,6 +30,12 @@ func (g *Guest) record(r *http.Request, x *exchange, d *ssat.Delivery) {
 	if x.inFlightDone != nil {
 		x.inFlightDone()
 	}
+	if d != nil && d.Err != nil && (x.outcome == "" || x.outcome == outcomeOK) {
+		// The guest finished, but the edge could not deliver the whole
+		// response to the client and aborted it.
+		x.outcome = outcomeAborted
+		x.failLocked(reasonClientGone, d.Err)
+	}
 	if x.outcome == "" {
 		x.outcome = outcomeOK
 	}

@@ -18,6 +18,11 @@ type Delivery struct {
 	// BytesIn counts the body bytes the guest wrote; BytesOut those sent
 	// to the client.
 	BytesIn, BytesOut int64
+	// Err is why the response could not be delivered whole (a write or
+	// flush to the client, or the end of the edge's encoder, failed). The
+	// edge then aborts the response, so the client never sees a clean
+	// end, and the guest records the request as aborted.
+	Err error
 
 	after []func()
 }
