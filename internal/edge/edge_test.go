@@ -3,10 +3,13 @@ package edge
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
+	"net/textproto"
 	"strings"
 	"testing"
 
@@ -43,7 +46,7 @@ func TestNegotiate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		ae := compress.ParseAcceptEncoding([]string{tt.ae})
-		if got := negotiate(tt.hint, ae); got != tt.want {
+		if got := negotiate(tt.hint, ae, false); got != tt.want {
 			t.Errorf("negotiate(%q, %q) = %v, want %v", tt.hint, tt.ae, got, tt.want)
 		}
 	}
@@ -296,9 +299,45 @@ func TestZstdOnlyWhenEnabled(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	for _, o := range []Options{{GzipLevel: 0, BrotliQuality: 1}, {GzipLevel: 10, BrotliQuality: 1}, {GzipLevel: 1, BrotliQuality: 12}, {GzipLevel: 1, BrotliQuality: 1, MinSize: -1}} {
+	for _, o := range []Options{{GzipLevel: 0, BrotliQuality: 1}, {GzipLevel: 10, BrotliQuality: 1}, {GzipLevel: 1, BrotliQuality: 12}, {GzipLevel: 1, BrotliQuality: 1, MinSize: -1}, {GzipLevel: 1, BrotliQuality: 1, BrotliWindow: 25}} {
 		if _, err := New(http.NotFoundHandler(), o); err == nil {
 			t.Errorf("New(%+v) accepted invalid options", o)
 		}
+	}
+}
+
+// A 1xx sent after the guest set the hint (103 Early Hints) goes out
+// without it, and the final response is still compressed: the hint is
+// removed from everything the edge lets through.
+func TestHintNotInInformationalResponse(t *testing.T) {
+	s := newEdge(t, Options{}, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(ssat.HintHeader, "on")
+		w.Header().Set("Link", "</s.css>; rel=preload; as=style")
+		w.WriteHeader(http.StatusEarlyHints)
+		io.WriteString(w, body)
+	})
+	var early []textproto.MIMEHeader
+	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+		Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+			early = append(early, h)
+			return nil
+		},
+	})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
+	req.Header.Set("Accept-Encoding", "br")
+	resp, err := raw.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if len(early) != 1 || early[0].Get("Link") == "" {
+		t.Fatalf("103 not received: %v", early)
+	}
+	if v := early[0].Get(ssat.HintHeader); v != "" {
+		t.Fatalf("the 103 carried %s: %q", ssat.HintHeader, v)
+	}
+	if resp.Header.Get("Content-Encoding") != "br" || decodeAs(t, "br", b) != body {
+		t.Fatalf("final response: Content-Encoding %q", resp.Header.Get("Content-Encoding"))
 	}
 }

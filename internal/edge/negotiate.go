@@ -2,18 +2,21 @@ package edge
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
-// choice is what the edge does with one response body.
+// choice is the coding the edge applies to one response body.
 type choice int
 
 const (
 	choiceNone   choice = iota // send as it is
-	choiceBrotli               // br, by the edge's own brotli writer
-	choiceGzip                 // gzip (or zstd when enabled), by gzhttp
+	choiceBrotli               // br
+	choiceGzip                 // gzip
+	choiceZstd                 // zstd, only with Options.Zstd
 )
 
 func (c choice) String() string {
@@ -22,21 +25,76 @@ func (c choice) String() string {
 		return "br"
 	case choiceGzip:
 		return "gzip"
+	case choiceZstd:
+		return "zstd"
 	}
 	return "identity"
+}
+
+// reason says why the edge made its choice: a closed set, for tests and
+// for anyone reading a decision.
+type reason string
+
+const (
+	reasonCompressed reason = "compressed"
+	reasonNoHint     reason = "no_hint"      // not the edge's to touch
+	reasonBadHint    reason = "unknown_hint" // a hint value other than on, gzip, br
+	reasonRefused    reason = "not_accepted" // the client accepts no coding the hint allows
+	reasonEncoded    reason = "already_encoded"
+	reasonNoBody     reason = "no_body"        // HEAD, 204, 304, Content-Length: 0
+	reasonPartial    reason = "partial"        // a 206 part or a Content-Range
+	reasonSmall      reason = "below_min_size" // known, or found at the end, to be under min_size
+)
+
+// decision is what the edge does with one response, made once.
+type decision struct {
+	coding choice
+	why    reason
+}
+
+// decide is the one place where the edge chooses what to do with a
+// response (docs/behaviour.md, "Edge"), when its final header is written.
+// It removes the hint, which never reaches the client. Only min_size can
+// still turn a compressed decision into none, for a body that ends before
+// reaching it; the writer does that at the end.
+func (e *Edge) decide(method string, status int, h http.Header, ae compress.AcceptEncoding) decision {
+	hints := h.Values(ssat.HintHeader)
+	if len(hints) == 0 {
+		return decision{choiceNone, reasonNoHint}
+	}
+	h.Del(ssat.HintHeader)
+	// The representation now depends on Accept-Encoding either way; the
+	// guest may have listed it too, so keep a single line.
+	compress.AddVary(h, "Accept-Encoding")
+	if d, skipped := skip(method, status, h); skipped {
+		return d
+	}
+	c := negotiate(hints[0], ae, e.zstd)
+	if c == choiceNone {
+		if !knownHint(hints[0]) {
+			return decision{choiceNone, reasonBadHint}
+		}
+		return decision{choiceNone, reasonRefused}
+	}
+	if n, ok := declaredLength(h); ok && n < int64(e.minSize) {
+		return decision{choiceNone, reasonSmall}
+	}
+	return decision{c, reasonCompressed}
 }
 
 // negotiate picks the delivery coding for a hinted response (docs/behaviour.md, "Edge"). For
 // "on" the client's q-values decide and br wins ties; "gzip" and "br" force
 // that coding when the client accepts it. Unknown hint values compress
 // nothing: the edge only does what it was clearly asked to.
-func negotiate(hint string, ae compress.AcceptEncoding) choice {
+func negotiate(hint string, ae compress.AcceptEncoding, zstd bool) choice {
 	brQ, gzQ := ae.Q(string(compress.Brotli)), ae.Q(string(compress.Gzip))
 	switch strings.ToLower(strings.TrimSpace(hint)) {
 	case "on":
 		switch {
 		case brQ > 0 && brQ >= gzQ:
 			return choiceBrotli
+		case zstd && ae.Q("zstd") > 0 && ae.Q("zstd") >= gzQ:
+			return choiceZstd
 		case gzQ > 0:
 			return choiceGzip
 		}
@@ -52,13 +110,40 @@ func negotiate(hint string, ae compress.AcceptEncoding) choice {
 	return choiceNone
 }
 
+func knownHint(hint string) bool {
+	switch strings.ToLower(strings.TrimSpace(hint)) {
+	case "on", "br", "gzip":
+		return true
+	}
+	return false
+}
+
 // skip reports responses the edge never compresses whatever the hint:
-// HEAD, 1xx, 204 and 304 have no body to compress (RFC 9110 §6.4.1), a
+// HEAD, 204 and 304 have no body to compress (RFC 9110 §6.4.1), a
 // declared empty body has nothing to gain, and a 206 part is a range of the
 // identity representation (RFC 9110 §14.2): compressing it would produce
 // something no client can reassemble.
-func skip(method string, status int, h http.Header) bool {
-	return method == http.MethodHead || status < 200 || status == http.StatusNoContent ||
-		status == http.StatusNotModified || status == http.StatusPartialContent ||
-		h.Get("Content-Range") != "" || strings.TrimSpace(h.Get("Content-Length")) == "0"
+func skip(method string, status int, h http.Header) (decision, bool) {
+	switch {
+	case h.Get("Content-Encoding") != "":
+		return decision{choiceNone, reasonEncoded}, true
+	case method == http.MethodHead || status == http.StatusNoContent || status == http.StatusNotModified:
+		return decision{choiceNone, reasonNoBody}, true
+	case status == http.StatusPartialContent || h.Get("Content-Range") != "":
+		return decision{choiceNone, reasonPartial}, true
+	}
+	if n, ok := declaredLength(h); ok && n == 0 {
+		return decision{choiceNone, reasonNoBody}, true
+	}
+	return decision{}, false
+}
+
+// declaredLength is the guest's Content-Length, when it set a valid one.
+func declaredLength(h http.Header) (int64, bool) {
+	v := strings.TrimSpace(h.Get("Content-Length"))
+	if v == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil && n >= 0
 }
