@@ -62,10 +62,12 @@ func (e *Edge) decide(method string, status int, h http.Header, ae compress.Acce
 	if len(hints) == 0 {
 		return decision{choiceNone, reasonNoHint}
 	}
+	// Removed whether or not the edge compresses, and nothing else is
+	// added: Fastly's page for the hint names only Content-Encoding, and
+	// Viceroy does not implement the hint at all, so Vary is the guest's to
+	// set wherever it sets the hint (docs/behaviour.md, "Fidelity").
+	// https://docs.fastly.com/documentation/reference/http/http-headers/X-Compress-Hint/
 	h.Del(ssat.HintHeader)
-	// The representation now depends on Accept-Encoding either way; the
-	// guest may have listed it too, so keep a single line.
-	compress.AddVary(h, "Accept-Encoding")
 	if d, skipped := skip(method, status, h); skipped {
 		return d
 	}
@@ -82,28 +84,33 @@ func (e *Edge) decide(method string, status int, h http.Header, ae compress.Acce
 	return decision{c, reasonCompressed}
 }
 
-// negotiate picks the delivery coding for a hinted response (docs/behaviour.md, "Edge"). For
-// "on" the client's q-values decide and br wins ties; "gzip" and "br" force
-// that coding when the client accepts it. Unknown hint values compress
+// negotiate picks the delivery coding for a hinted response as Fastly
+// documents it (docs/behaviour.md, "Edge"): "on" selects br whenever the
+// client accepts br at all, whatever its weights, else gzip; "gzip" and
+// "br" force that coding when the client accepts it. "In either case, the
+// compression level applied is level 1" is the [delivery] default.
+// https://docs.fastly.com/documentation/reference/http/http-headers/X-Compress-Hint/
+// zstd, which Fastly does not apply for the hint, ranks between br and
+// gzip for "on" when an operator enables it. Unknown hint values compress
 // nothing: the edge only does what it was clearly asked to.
 func negotiate(hint string, ae compress.AcceptEncoding, zstd bool) choice {
-	brQ, gzQ := ae.Q(string(compress.Brotli)), ae.Q(string(compress.Gzip))
+	accepts := func(c string) bool { return ae.Q(c) > 0 }
 	switch strings.ToLower(strings.TrimSpace(hint)) {
 	case "on":
 		switch {
-		case brQ > 0 && brQ >= gzQ:
+		case accepts(string(compress.Brotli)):
 			return choiceBrotli
-		case zstd && ae.Q("zstd") > 0 && ae.Q("zstd") >= gzQ:
+		case zstd && accepts("zstd"):
 			return choiceZstd
-		case gzQ > 0:
+		case accepts(string(compress.Gzip)):
 			return choiceGzip
 		}
 	case "br":
-		if brQ > 0 {
+		if accepts(string(compress.Brotli)) {
 			return choiceBrotli
 		}
 	case "gzip":
-		if gzQ > 0 {
+		if accepts(string(compress.Gzip)) {
 			return choiceGzip
 		}
 	}

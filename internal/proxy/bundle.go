@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/rewrite"
 	"github.com/ssatd/ssatd/internal/ssat"
 )
@@ -32,7 +33,10 @@ func (g *Guest) serveBundle(w http.ResponseWriter, r *http.Request) {
 		h.Set("Cache-Control", "public, max-age=300")
 	}
 	if g.canHint {
+		// The edge adds no Vary for the hint, as Fastly documents none:
+		// the representation varies with Accept-Encoding, so say so here.
 		h.Set(ssat.HintHeader, "on")
+		compress.AddVary(h, "Accept-Encoding")
 	}
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(g.bundle))
 }
