@@ -94,23 +94,22 @@ func (e *Edge) decide(method string, status int, h http.Header, ae compress.Acce
 // gzip for "on" when an operator enables it. Unknown hint values compress
 // nothing: the edge only does what it was clearly asked to.
 func negotiate(hint string, ae compress.AcceptEncoding, zstd bool) choice {
-	accepts := func(c string) bool { return ae.Q(c) > 0 }
 	switch strings.ToLower(strings.TrimSpace(hint)) {
 	case "on":
 		switch {
-		case accepts(string(compress.Brotli)):
+		case ae.Accepts(string(compress.Brotli)):
 			return choiceBrotli
-		case zstd && accepts("zstd"):
+		case zstd && ae.Accepts("zstd"):
 			return choiceZstd
-		case accepts(string(compress.Gzip)):
+		case ae.Accepts(string(compress.Gzip)):
 			return choiceGzip
 		}
 	case "br":
-		if accepts(string(compress.Brotli)) {
+		if ae.Accepts(string(compress.Brotli)) {
 			return choiceBrotli
 		}
 	case "gzip":
-		if accepts(string(compress.Gzip)) {
+		if ae.Accepts(string(compress.Gzip)) {
 			return choiceGzip
 		}
 	}
