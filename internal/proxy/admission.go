@@ -10,10 +10,6 @@ import (
 	"go.uber.org/zap"
 )
 
-// reasonOverloaded names a page refused because every pipeline slot stayed
-// busy for server.page_queue_timeout (docs/behaviour.md, "Limits").
-const reasonOverloaded = "overloaded"
-
 // retryAfterSeconds is the Retry-After of an overloaded answer: the header
 // counts whole seconds (RFC 9110 §10.2.3), and a slot frees as soon as any
 // page in progress ends, so the shortest delay it can say is the one.
@@ -81,9 +77,6 @@ func errOverloaded(g *pageGate) *guestError {
 		retryAfter: retryAfterSeconds}
 }
 
-// reasonPipelinePanic names a page whose pipeline panicked.
-const reasonPipelinePanic = "pipeline_panic"
-
 // recoverPanic, deferred in the pipeline goroutine, ends a page whose
 // pipeline panicked as an aborted response, as net/http does for a handler
 // that panics, rather than taking the daemon and every other page with it.
@@ -102,6 +95,6 @@ func (p *pipeline) recoverPanic() {
 		p.pw.CloseWithError(ge)
 		return
 	}
-	p.x.abort(reasonPipelinePanic, err)
+	p.g.recordFailure(p.x, outcomeAborted, reasonPipelinePanic, err)
 	p.pw.CloseWithError(err)
 }

@@ -133,7 +133,7 @@ func TestOverloadedPageGets503AfterQueueTimeoutWhilePassThroughIsServed(t *testi
 			if waited < wait {
 				t.Errorf("answered after %s, before the queue timeout of %s", waited, wait)
 			}
-			if n := e.guest.Metrics().Failures(reasonOverloaded); n != int64(i+1) {
+			if n := e.guest.Metrics().Failures(reasonOverloaded.String()); n != int64(i+1) {
 				t.Errorf("overloaded count %d, want %d", n, i+1)
 			}
 		})
@@ -152,7 +152,7 @@ func TestOverloadedPageGets503AfterQueueTimeoutWhilePassThroughIsServed(t *testi
 	}
 	for _, l := range e.logs.FilterMessage("access").All() {
 		m := l.ContextMap()
-		if m["path"] == "/page" && (m["reason"] != reasonOverloaded || m["outcome"] != outcomeError || m["status"] != int64(503)) {
+		if m["path"] == "/page" && (m["reason"] != reasonOverloaded.String() || m["outcome"] != outcomeError || m["status"] != int64(503)) {
 			t.Errorf("access line of a refused page: %v", m)
 		}
 	}
@@ -184,7 +184,7 @@ func TestQueuedPageIsServedWhenASlotFreesWithinTheTimeout(t *testing.T) {
 	if r := <-held; r.err != nil || r.status != http.StatusOK {
 		t.Fatalf("held page: status %d, err %v", r.status, r.err)
 	}
-	if n := e.guest.Metrics().Failures(reasonOverloaded); n != 0 {
+	if n := e.guest.Metrics().Failures(reasonOverloaded.String()); n != 0 {
 		t.Errorf("overloaded count %d, want 0", n)
 	}
 }
@@ -201,10 +201,10 @@ func TestClientLeavingWhileQueuedIsNotCountedAsOverload(t *testing.T) {
 		t.Fatalf("status %d, want the client to give up first", resp.StatusCode)
 	}
 	m := e.accessLine(t, 1) // the queued request ends first
-	if m["path"] != "/page" || m["reason"] != reasonClientGone {
-		t.Errorf("access line %v, want /page with reason %s", m, reasonClientGone)
+	if m["path"] != "/page" || m["reason"] != reasonClientGone.String() {
+		t.Errorf("access line %v, want /page with reason %s", m, reasonClientGone.String())
 	}
-	if n := e.guest.Metrics().Failures(reasonOverloaded); n != 0 {
+	if n := e.guest.Metrics().Failures(reasonOverloaded.String()); n != 0 {
 		t.Errorf("overloaded count %d, want 0", n)
 	}
 	close(o.release)
@@ -229,14 +229,14 @@ func TestPageSlotIsReleasedOnEveryEnd(t *testing.T) {
 				t.Fatalf("status %d", resp.StatusCode)
 			}
 		}},
-		{"origin abort", reasonOriginFailed, func(t *testing.T, e *env) {
+		{"origin abort", reasonOriginFailed.String(), func(t *testing.T, e *env) {
 			// The body fails inside the first buffer, before anything is
 			// sent: a 502 rather than an aborted 200.
 			if resp, _, err := e.get(t, "/abort", navigate); err != nil || resp.StatusCode != http.StatusBadGateway {
 				t.Fatalf("an origin body cut off early: err %v, want a 502", err)
 			}
 		}},
-		{"client leaves", reasonClientGone, func(t *testing.T, e *env) {
+		{"client leaves", reasonClientGone.String(), func(t *testing.T, e *env) {
 			ctx, cancel := context.WithCancel(context.Background())
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.front.URL+"/held", nil)
 			req.Host = testDomain
@@ -248,13 +248,13 @@ func TestPageSlotIsReleasedOnEveryEnd(t *testing.T) {
 			cancel()
 			resp.Body.Close()
 		}},
-		{"pipeline panic", reasonPipelinePanic, func(t *testing.T, e *env) {
+		{"pipeline panic", reasonPipelinePanic.String(), func(t *testing.T, e *env) {
 			// The panic comes before the first body byte: a 500.
 			if resp, _, err := e.get(t, "/panic", navigate); err != nil || resp.StatusCode != http.StatusInternalServerError {
 				t.Fatalf("a page whose pipeline panicked: err %v, want a 500", err)
 			}
 		}},
-		{"handler panic", reasonClientGone, func(t *testing.T, e *env) {
+		{"handler panic", reasonClientGone.String(), func(t *testing.T, e *env) {
 			if _, _, err := e.get(t, "/page", navigate, header("X-Test-Panic", "1")); err == nil {
 				t.Fatal("a response whose writer panicked came out whole")
 			}

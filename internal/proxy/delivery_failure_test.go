@@ -58,12 +58,12 @@ func TestEdgeDeliveryFailureLoggedAsAborted(t *testing.T) {
 				}
 			}
 			line := e.accessLine(t, 1)
-			if line["outcome"] != outcomeAborted || line["reason"] != reasonClientGone {
-				t.Fatalf("outcome %v reason %v error %v; want %s, %s", line["outcome"], line["reason"], line["error"], outcomeAborted, reasonClientGone)
+			if line["outcome"] != outcomeAborted || line["reason"] != reasonClientGone.String() {
+				t.Fatalf("outcome %v reason %v error %v; want %s, %s", line["outcome"], line["reason"], line["error"], outcomeAborted, reasonClientGone.String())
 			}
 			if tt.path == "/" {
-				if n := e.guest.Metrics().Failures(reasonClientGone); n != 1 {
-					t.Fatalf("%s counted %d times, want 1", reasonClientGone, n)
+				if n := e.guest.Metrics().Failures(reasonClientGone.String()); n != 1 {
+					t.Fatalf("%s counted %d times, want 1", reasonClientGone.String(), n)
 				}
 			}
 		})

@@ -102,15 +102,15 @@ func TestFailureBeforeFirstByteIs502(t *testing.T) {
 		body   func([]byte) []byte
 		reason string
 	}{
-		{"truncated gzip", compress.Gzip, func(b []byte) []byte { return b[:len(b)/2] }, reasonTruncated},
-		{"truncated br", compress.Brotli, func(b []byte) []byte { return b[:len(b)/2] }, reasonTruncated},
+		{"truncated gzip", compress.Gzip, func(b []byte) []byte { return b[:len(b)/2] }, reasonTruncated.String()},
+		{"truncated br", compress.Brotli, func(b []byte) []byte { return b[:len(b)/2] }, reasonTruncated.String()},
 		{"corrupt deflate", compress.Deflate, func(b []byte) []byte {
 			b = append([]byte{}, b...)
 			for i := len(b) / 2; i < len(b); i++ {
 				b[i] ^= 0x5a
 			}
 			return b
-		}, reasonCorrupt},
+		}, reasonCorrupt.String()},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			body := tt.body(encode(t, tt.coding, page))

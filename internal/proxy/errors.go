@@ -22,19 +22,6 @@ const (
 	outcomeAborted = "aborted" // the response was cut off after its headers
 )
 
-// Reasons name what went wrong, in logs and metrics.
-const (
-	reasonTooLarge        = "origin_body_too_large"
-	reasonDecodedTooLarge = "decoded_body_too_large"
-	reasonTruncated       = "origin_body_truncated"
-	reasonCorrupt         = "origin_body_corrupt"
-	reasonOriginFailed    = "origin_body_failed"
-	reasonOriginIdle      = "origin_idle_timeout"
-	reasonHeaderTimeout   = "origin_header_timeout"
-	reasonUnreachable     = "origin_unreachable"
-	reasonClientGone      = "client_gone"
-)
-
 var (
 	errOriginIdle  = errors.New("origin sent no body bytes within origin_idle_timeout")
 	errRequestDone = errors.New("request finished")
@@ -43,7 +30,7 @@ var (
 // guestError is a failure known before the response headers were sent.
 type guestError struct {
 	status int
-	reason string
+	reason reason
 	msg    string // the plain-text body the client sees
 	cause  error
 	log    []zap.Field
@@ -53,9 +40,9 @@ type guestError struct {
 
 func (e *guestError) Error() string {
 	if e.cause != nil {
-		return e.reason + ": " + e.cause.Error()
+		return e.reason.String() + ": " + e.cause.Error()
 	}
-	return e.reason
+	return e.reason.String()
 }
 
 func (e *guestError) Unwrap() error { return e.cause }
@@ -68,7 +55,7 @@ var errCopyAborted = errors.New("copying the response to the client failed")
 // the headers have not gone out, the status and plain-text body the client
 // gets (status 0: there is no one to answer).
 type failure struct {
-	reason     string
+	reason     reason
 	status     int
 	msg        string
 	retryAfter int // seconds; 0 sends no Retry-After
@@ -105,7 +92,7 @@ func failureOf(x *exchange, err error) failure {
 		return f
 	case cause != nil:
 		return failure{reason: reasonClientGone}
-	case f.reason != "":
+	case f.reason != reasonNone:
 		return f
 	case errors.Is(err, errCopyAborted), errors.Is(err, rewrite.ErrWrite), errors.Is(err, io.ErrClosedPipe):
 		return failure{reason: reasonClientGone}
@@ -134,7 +121,7 @@ func originRequestFailure(err error) failure {
 
 // bodyFailureReason reads an error from reading, decoding or rewriting the
 // origin body.
-func bodyFailureReason(err error) string {
+func bodyFailureReason(err error) reason {
 	var lim *errRawLimit
 	var de *compress.DecodeError
 	switch {
@@ -160,15 +147,13 @@ func (g *Guest) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	f := failureOf(x, err)
 	x.route = routeError
 	x.status = f.status
-	x.outcome = outcomeError
-	x.fail(f.reason, err)
-	g.metrics.Failure(f.reason, metrics.StageRefused)
+	g.recordFailure(x, outcomeError, f.reason, err)
 	if f.status == 0 {
 		// The client went away before the origin answered: there is no one
 		// to send a response to.
 		return
 	}
-	fields := []zap.Field{zap.String("reason", f.reason), zap.String("path", r.URL.Path), zap.Error(err)}
+	fields := []zap.Field{zap.Stringer("reason", f.reason), zap.String("path", r.URL.Path), zap.Error(err)}
 	var ge *guestError
 	if errors.As(err, &ge) {
 		fields = append(fields, ge.log...)
@@ -195,6 +180,37 @@ func (g *Guest) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	}
 	w.WriteHeader(f.status)
 	_, _ = w.Write([]byte(f.msg + "\n"))
+}
+
+// recordFailure records why a request did not end well: the reason its
+// access line shows and, for a failure, its count in ssatd_failures_total,
+// whose reason label therefore only ever is a reason's name. It is the only
+// place either is written; the first call for a request stands. o is how
+// the request ended: outcomeError (an error status before any body),
+// outcomeAborted (cut off after its headers), or outcomeOK for a refusal
+// that is not a failure (the 405 and 411 of ServeHTTP), which is logged and
+// not counted.
+func (g *Guest) recordFailure(x *exchange, o string, r reason, err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	g.recordFailureLocked(x, o, r, err)
+}
+
+// recordFailureLocked is recordFailure with x.mu held.
+func (g *Guest) recordFailureLocked(x *exchange, o string, r reason, err error) {
+	if x.reason != reasonNone || x.outcome != "" {
+		return
+	}
+	x.outcome, x.reason, x.err = o, r, err
+	switch {
+	case o == outcomeError:
+		g.metrics.Failure(r.String(), metrics.StageRefused)
+	case o == outcomeAborted && x.route == routePipeline:
+		// An aborted pass-through response (a client leaving a download,
+		// an origin breaking off an image) is logged but not counted: the
+		// metric counts what happens to pages (docs/behaviour.md, "Limits").
+		g.metrics.Failure(r.String(), metrics.StageAborted)
+	}
 }
 
 func causeOf(x *exchange) error {

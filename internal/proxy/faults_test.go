@@ -74,11 +74,11 @@ func TestRawLimitBoundaries(t *testing.T) {
 				}
 				if size > limit {
 					line := e.accessLine(t, 1)
-					if line["reason"] != reasonTooLarge {
+					if line["reason"] != reasonTooLarge.String() {
 						t.Fatalf("reason = %v", line["reason"])
 					}
-					if e.guest.Metrics().Failures(reasonTooLarge) != 1 {
-						t.Fatalf("metric not incremented once: %d", e.guest.Metrics().Failures(reasonTooLarge))
+					if e.guest.Metrics().Failures(reasonTooLarge.String()) != 1 {
+						t.Fatalf("metric not incremented once: %d", e.guest.Metrics().Failures(reasonTooLarge.String()))
 					}
 				}
 			})
@@ -103,7 +103,7 @@ func TestDecodedLimitStopsBomb(t *testing.T) {
 			// are ready (a 502) or after (aborted): which one depends on
 			// when the flush timer fires.
 			assertNotComplete(t, resp, err)
-			if r := e.accessLine(t, 1)["reason"]; r != reasonDecodedTooLarge {
+			if r := e.accessLine(t, 1)["reason"]; r != reasonDecodedTooLarge.String() {
 				t.Fatalf("reason = %v", r)
 			}
 		})
@@ -208,7 +208,7 @@ func TestOriginUnreachableIs502(t *testing.T) {
 	if resp.StatusCode != http.StatusBadGateway || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") || len(body) == 0 {
 		t.Fatalf("status %d type %q body %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
-	if g.Metrics().Failures(reasonUnreachable) != 1 {
+	if g.Metrics().Failures(reasonUnreachable.String()) != 1 {
 		t.Fatal("unreachable not counted")
 	}
 }
@@ -226,8 +226,8 @@ func TestDNSFailureIs502(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadGateway || g.Metrics().Failures(reasonUnreachable) != 1 {
-		t.Fatalf("status %d, unreachable count %d", resp.StatusCode, g.Metrics().Failures(reasonUnreachable))
+	if resp.StatusCode != http.StatusBadGateway || g.Metrics().Failures(reasonUnreachable.String()) != 1 {
+		t.Fatalf("status %d, unreachable count %d", resp.StatusCode, g.Metrics().Failures(reasonUnreachable.String()))
 	}
 }
 
@@ -246,7 +246,7 @@ func TestOriginHeaderTimeoutIs504(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusGatewayTimeout {
 		t.Fatalf("err %v resp %v", err, resp)
 	}
-	if r := e.accessLine(t, 1)["reason"]; r != reasonHeaderTimeout {
+	if r := e.accessLine(t, 1)["reason"]; r != reasonHeaderTimeout.String() {
 		t.Fatalf("reason = %v", r)
 	}
 }
@@ -275,7 +275,7 @@ func TestOriginIdleTimeoutAborts(t *testing.T) {
 				t.Fatalf("took %v", d)
 			}
 			if rt == "text/html" {
-				if r := e.accessLine(t, 1)["reason"]; r != reasonOriginIdle {
+				if r := e.accessLine(t, 1)["reason"]; r != reasonOriginIdle.String() {
 					t.Fatalf("reason = %v", r)
 				}
 			}
@@ -422,15 +422,15 @@ func TestClientLeavingEarlyIsNotBlamedOnOrigin(t *testing.T) {
 				if line["mode"] != m.name {
 					t.Fatalf("mode %v, want %s", line["mode"], m.name)
 				}
-				if line["reason"] != reasonClientGone || line["outcome"] != outcomeAborted {
-					t.Fatalf("reason %v outcome %v error %v; want %s, %s", line["reason"], line["outcome"], line["error"], reasonClientGone, outcomeAborted)
+				if line["reason"] != reasonClientGone.String() || line["outcome"] != outcomeAborted {
+					t.Fatalf("reason %v outcome %v error %v; want %s, %s", line["reason"], line["outcome"], line["error"], reasonClientGone.String(), outcomeAborted)
 				}
 				met := e.guest.Metrics()
-				if n := met.Failures(reasonOriginFailed); n != 0 {
-					t.Fatalf("%s counted %d times", reasonOriginFailed, n)
+				if n := met.Failures(reasonOriginFailed.String()); n != 0 {
+					t.Fatalf("%s counted %d times", reasonOriginFailed.String(), n)
 				}
-				if n := met.Failures(reasonClientGone); n != 1 {
-					t.Fatalf("%s counted %d times, want 1", reasonClientGone, n)
+				if n := met.Failures(reasonClientGone.String()); n != 1 {
+					t.Fatalf("%s counted %d times, want 1", reasonClientGone.String(), n)
 				}
 				// Nor does ReverseProxy log it as a read error of the
 				// origin body.
@@ -455,9 +455,9 @@ func TestPassThroughAbortReasons(t *testing.T) {
 		{"origin closes", func(w http.ResponseWriter, r *http.Request) {
 			conn, _, _ := w.(http.Hijacker).Hijack()
 			conn.Close()
-		}, false, reasonOriginFailed},
-		{"origin idle", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, false, reasonOriginIdle},
-		{"client leaves", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, true, reasonClientGone},
+		}, false, reasonOriginFailed.String()},
+		{"origin idle", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, false, reasonOriginIdle.String()},
+		{"client leaves", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, true, reasonClientGone.String()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -323,33 +323,8 @@ type results struct {
 	auctionOut     auction.Outcome
 	auctionTook    time.Duration
 	outcome        string
-	reason         string
+	reason         reason // written by recordFailure only
 	err            error
-}
-
-// fail records why the request failed; the first reason recorded stands.
-func (x *exchange) fail(reason string, err error) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.failLocked(reason, err)
-}
-
-func (x *exchange) failLocked(reason string, err error) {
-	if x.reason == "" {
-		x.reason, x.err = reason, err
-	}
-}
-
-// abort records a response cut off after its headers, unless the request
-// has already ended another way.
-func (x *exchange) abort(reason string, err error) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.outcome != "" {
-		return
-	}
-	x.outcome = outcomeAborted
-	x.failLocked(reason, err)
 }
 
 // copyErr is why ReverseProxy's copy of the body stopped: a pass-through
@@ -370,7 +345,8 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
 		// A CONNECT would ask us to tunnel somewhere: ssatd is not a
 		// forward proxy (RFC 9110 §9.3.6 lets a server refuse it).
-		x.route, x.status, x.reason = routeRejected, http.StatusMethodNotAllowed, "connect_refused"
+		x.route, x.status = routeRejected, http.StatusMethodNotAllowed
+		g.recordFailure(x, outcomeOK, reasonConnectRefused, nil)
 		w.Header().Set("Allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
 		http.Error(w, "CONNECT is not supported", http.StatusMethodNotAllowed)
 		g.finish(r, x)
@@ -382,7 +358,8 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// alongside it, and a front proxy that honoured that Content-Length
 		// would frame the stream differently (request smuggling). Browsers
 		// and form posts send Content-Length.
-		x.route, x.status, x.reason = routeRejected, http.StatusLengthRequired, "request_transfer_encoding"
+		x.route, x.status = routeRejected, http.StatusLengthRequired
+		g.recordFailure(x, outcomeOK, reasonRequestTE, nil)
 		w.Header().Set("Connection", "close")
 		http.Error(w, "411 Length Required: request bodies must carry a Content-Length", http.StatusLengthRequired)
 		g.finish(r, x)
@@ -392,9 +369,9 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The request has been through this guest before: the origin
 		// leads back here. Forwarding again would repeat until resources
 		// run out; 508 (RFC 5842 §7.2) ends it after one hop.
-		x.route, x.status, x.reason = routeRejected, http.StatusLoopDetected, "loop_detected"
-		x.outcome = outcomeError // a failure, counted as one, unlike the refusals above
-		g.metrics.Failure(x.reason, metrics.StageRefused)
+		x.route, x.status = routeRejected, http.StatusLoopDetected
+		// A failure, counted as one, unlike the refusals above.
+		g.recordFailure(x, outcomeError, reasonLoop, nil)
 		g.log.Warn("request loop: the origin leads back to ssatd; check publisher.origin_url", zap.String("path", r.URL.Path))
 		w.Header().Set("Cache-Control", "no-store")
 		http.Error(w, "508 Loop Detected: publisher.origin_url leads back to ssatd", http.StatusLoopDetected)
@@ -417,7 +394,7 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// ReverseProxy aborts when copying a body fails. Decide why
 			// now, before this handler cancels the origin request itself.
 			err := x.copyErr()
-			x.abort(failureOf(x, err).reason, err)
+			g.recordFailure(x, outcomeAborted, failureOf(x, err).reason, err)
 		}
 		// Stop the origin fetch and the pipeline before logging, so the log
 		// line is final and nothing outlives the request.

@@ -30,17 +30,13 @@ func (g *Guest) record(r *http.Request, x *exchange, d *ssat.Delivery) {
 	if x.inFlightDone != nil {
 		x.inFlightDone()
 	}
-	if d != nil && d.Err != nil && (x.outcome == "" || x.outcome == outcomeOK) {
+	if d != nil && d.Err != nil {
 		// The guest finished, but the edge could not deliver the whole
 		// response to the client and aborted it.
-		x.outcome = outcomeAborted
-		x.failLocked(reasonClientGone, d.Err)
+		g.recordFailureLocked(x, outcomeAborted, reasonClientGone, d.Err)
 	}
 	if x.outcome == "" {
 		x.outcome = outcomeOK
-	}
-	if x.outcome == outcomeAborted && x.reason != "" && x.route == routePipeline {
-		g.metrics.Failure(x.reason, metrics.StageAborted)
 	}
 	if x.passBody != nil {
 		x.originBytes = x.passBody.Count()
@@ -83,8 +79,8 @@ func (g *Guest) record(r *http.Request, x *exchange, d *ssat.Delivery) {
 	if x.auctionOut != "" {
 		fields = append(fields, zap.String("auction", string(x.auctionOut)))
 	}
-	if x.reason != "" {
-		fields = append(fields, zap.String("reason", x.reason))
+	if x.reason != reasonNone {
+		fields = append(fields, zap.Stringer("reason", x.reason))
 	}
 	if x.err != nil {
 		fields = append(fields, zap.NamedError("error", x.err))

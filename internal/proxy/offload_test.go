@@ -208,7 +208,7 @@ func TestOffloadRawLimitCountsIdentity(t *testing.T) {
 		t.Fatalf("want one failure log line, got %d", len(warn))
 	}
 	f := warn[0].ContextMap()
-	if f["reason"] != reasonTooLarge || f["mode"] != "offload" || f["origin_coding"] != "identity" || f["limit_bytes"] != int64(64<<10) {
+	if f["reason"] != reasonTooLarge.String() || f["mode"] != "offload" || f["origin_coding"] != "identity" || f["limit_bytes"] != int64(64<<10) {
 		t.Fatalf("failure log lacks the cause: %v", f)
 	}
 }

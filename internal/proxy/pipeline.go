@@ -76,7 +76,7 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	if rt == routeHeadersOnly && x.eligible && resp.StatusCode == http.StatusNotModified {
 		// Conditional headers were removed from the request (docs/behaviour.md, "Origin request"), so a 304
 		// means the origin broke the contract (docs/behaviour.md, "Errors").
-		return &guestError{status: http.StatusBadGateway, reason: "origin_304_to_eligible", msg: "the origin answered 304 Not Modified to an unconditional request"}
+		return &guestError{status: http.StatusBadGateway, reason: reasonOrigin304, msg: "the origin answered 304 Not Modified to an unconditional request"}
 	}
 	if rt != routePipeline {
 		if getRoute, coding := classify(http.MethodGet, resp); req.Method == http.MethodHead && getRoute == routePipeline {
@@ -160,7 +160,7 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	if err := p.open(pw); err != nil {
 		dec.Close()
 		body.Close()
-		return &guestError{status: http.StatusInternalServerError, reason: "encoder_init", msg: "internal error", cause: err}
+		return &guestError{status: http.StatusInternalServerError, reason: reasonEncoderInit, msg: "internal error", cause: err}
 	}
 	x.done = make(chan struct{})
 	x.pipe = pr
@@ -301,7 +301,7 @@ func (p *pipeline) run() {
 			return
 		}
 		reason := failureOf(p.x, err).reason
-		p.x.abort(reason, err)
+		p.g.recordFailure(p.x, outcomeAborted, reason, err)
 		// The reader side sees the error, ReverseProxy aborts the response
 		// (http.ErrAbortHandler): a truncated page never ends cleanly
 		// (docs/behaviour.md, "Limits"). A client that left is reported as

@@ -35,6 +35,6 @@ func (g *Guest) wholeRepresentation(resp *http.Response, x *exchange) error {
 		}
 	}
 	resp.Body.Close()
-	return &guestError{status: http.StatusBadGateway, reason: "origin_partial_content",
+	return &guestError{status: http.StatusBadGateway, reason: reasonPartialContent,
 		msg: "the origin answered with a part of the page, which cannot be rewritten"}
 }
