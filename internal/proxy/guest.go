@@ -210,7 +210,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	}
 	g.rp = &httputil.ReverseProxy{
 		Rewrite:        g.rewriteOriginRequest,
-		Transport:      transport,
+		Transport:      wholePages{rt: transport},
 		ModifyResponse: g.modifyResponse,
 		ErrorHandler:   g.errorHandler,
 		// The pipeline already batches its output by latency; pass-through

@@ -66,7 +66,7 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	req := resp.Request
 	x := exchangeOf(req)
 	x.status = resp.StatusCode
-	if err := g.wholeRepresentation(resp, x); err != nil {
+	if err := refusePartial(resp); err != nil {
 		return err
 	}
 	rt, coding := classify(req.Method, resp)

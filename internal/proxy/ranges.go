@@ -5,36 +5,55 @@ import (
 	"net/http"
 )
 
-// wholeRepresentation makes sure that the rewrite never sees a part of a
-// page. A 206 for HTML to a ranged GET is fetched again without Range and
-// If-Range, and the whole page is rewritten and answered 200: a transforming
-// proxy may ignore Range (RFC 9110 §14.2), and a part of the origin's bytes
-// would not line up with the rewritten representation the client was given
-// (docs/decisions.md, "Range on the rewrite route"). A 206 the request did
-// not ask for, or that comes again, is refused with 502.
-func (g *Guest) wholeRepresentation(resp *http.Response, x *exchange) error {
-	if resp.StatusCode != http.StatusPartialContent || !isHTML(resp.Header.Get("Content-Type")) {
+// wholePages is the origin transport ReverseProxy uses: it makes sure that
+// the rewrite never sees a part of a page. A 206 for HTML to a ranged GET
+// is fetched again without Range and If-Range, and the whole page is
+// rewritten and answered 200: a transforming proxy may ignore Range (RFC
+// 9110 §14.2), and a part of the origin's bytes would not line up with the
+// rewritten representation the client was given (docs/decisions.md,
+// "Range on the rewrite route").
+//
+// The second fetch happens inside RoundTrip so that ReverseProxy treats
+// the response that is served like any other: it removes the hop-by-hop
+// headers, Connection and the fields it lists, Keep-Alive and the rest of
+// RFC 9110 §7.6.1, after RoundTrip returns and before modifyResponse.
+// Replacing the response later would let the fresh response's hop-by-hop
+// headers reach the client.
+type wholePages struct{ rt http.RoundTripper }
+
+func (t wholePages) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.rt.RoundTrip(req)
+	if err != nil || !isPartialHTML(resp) || req.Method != http.MethodGet || req.Header.Get("Range") == "" ||
+		(req.Body != nil && req.Body != http.NoBody) {
+		return resp, err
+	}
+	again := req.Clone(req.Context())
+	again.Header.Del("Range")
+	again.Header.Del("If-Range")
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10)) // lets a short part reuse the connection
+	resp.Body.Close()
+	return t.rt.RoundTrip(again)
+}
+
+// CloseIdleConnections closes the idle connections of the transport
+// beneath (Guest.Close).
+func (t wholePages) CloseIdleConnections() {
+	if c, ok := t.rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+func isPartialHTML(resp *http.Response) bool {
+	return resp.StatusCode == http.StatusPartialContent && isHTML(resp.Header.Get("Content-Type"))
+}
+
+// refusePartial refuses, with 502, a 206 for HTML that reached
+// modifyResponse: one the request did not ask for, or one that came again
+// when wholePages asked for the whole page. ReverseProxy closes the body.
+func refusePartial(resp *http.Response) error {
+	if !isPartialHTML(resp) {
 		return nil
 	}
-	req := resp.Request
-	if req.Method == http.MethodGet && req.Header.Get("Range") != "" && (req.Body == nil || req.Body == http.NoBody) {
-		again := req.Clone(req.Context())
-		again.Header.Del("Range")
-		again.Header.Del("If-Range")
-		whole, err := g.rp.Transport.RoundTrip(again)
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10)) // lets a short part reuse the connection
-		resp.Body.Close()
-		if err != nil {
-			x.status = 0 // the failure is the origin request's (failureOf)
-			return err
-		}
-		*resp = *whole
-		x.status = resp.StatusCode
-		if resp.StatusCode != http.StatusPartialContent {
-			return nil
-		}
-	}
-	resp.Body.Close()
 	return &guestError{status: http.StatusBadGateway, reason: reasonPartialContent,
 		msg: "the origin answered with a part of the page, which cannot be rewritten"}
 }
