@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 
 	"go.uber.org/zap"
@@ -97,26 +98,40 @@ func failureOf(x *exchange, err error) failure {
 	case errors.Is(err, errCopyAborted), errors.Is(err, rewrite.ErrWrite), errors.Is(err, io.ErrClosedPipe):
 		return failure{reason: reasonClientGone}
 	case x == nil || x.status == 0:
-		return originRequestFailure(err)
+		return originRequestFailure(x, err)
 	}
 	f.reason = bodyFailureReason(err)
 	return f
 }
 
 // originRequestFailure reads a transport error: no response has arrived.
-func originRequestFailure(err error) failure {
+// The phase decides, not the kind of error: a failure while getting a
+// connection (DNS, TCP connect, TLS handshake, each bounded by
+// origin_connect_timeout) means the origin is unreachable, even when it is
+// a timeout, so the reason names the setting that fired. A timeout once
+// the request is on a connection is origin_header_timeout's
+// (docs/behaviour.md, "Limits", "Errors").
+func originRequestFailure(x *exchange, err error) failure {
 	var ne net.Error
 	var oe *net.OpError
 	switch {
-	case errors.As(err, &oe) && oe.Op == "dial":
-		// Failing to connect, even by timing out, means unreachable
-		// (docs/behaviour.md, "Errors").
+	case errors.As(err, &oe) && oe.Op == "dial", x != nil && x.connecting.Load():
 		return failure{reason: reasonUnreachable, status: http.StatusBadGateway, msg: "502 Bad Gateway: the origin could not be reached"}
 	case errors.As(err, &ne) && ne.Timeout():
 		// The transport's ResponseHeaderTimeout error reports Timeout().
 		return failure{reason: reasonHeaderTimeout, status: http.StatusGatewayTimeout, msg: "504 Gateway Timeout: the origin did not answer in time"}
 	}
 	return failure{reason: reasonUnreachable, status: http.StatusBadGateway, msg: "502 Bad Gateway: the origin request failed"}
+}
+
+// connectTrace follows the origin request's connection phase: connecting
+// is true from the transport asking for a connection (GetConn, once per
+// attempt) until it has one (GotConn), for HTTP/1 and HTTP/2 alike.
+func (x *exchange) connectTrace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GetConn: func(string) { x.connecting.Store(true) },
+		GotConn: func(httptrace.GotConnInfo) { x.connecting.Store(false) },
+	}
 }
 
 // bodyFailureReason reads an error from reading, decoding or rewriting the

@@ -18,10 +18,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -306,6 +308,9 @@ type handled struct {
 	pipe         *io.PipeReader // the pipeline's output, which ReverseProxy copies
 	done         chan struct{}  // closed when the pipeline goroutine has finished
 	firstByte    time.Time      // when the guest wrote the first body byte
+	// connecting: the origin transport is getting a connection
+	// (connectTrace); set by the transport, read by failureOf.
+	connecting atomic.Bool
 }
 
 // results are what the request came to, for the access log. They are
@@ -416,7 +421,8 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	hw := &headerRewriter{ResponseWriter: w, g: g, x: x}
-	g.rp.ServeHTTP(hw, r.WithContext(context.WithValue(x.ctx, exchangeKey{}, x)))
+	ctx := httptrace.WithClientTrace(context.WithValue(x.ctx, exchangeKey{}, x), x.connectTrace())
+	g.rp.ServeHTTP(hw, r.WithContext(ctx))
 	hw.dropTrailers()
 }
 
