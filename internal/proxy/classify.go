@@ -34,14 +34,24 @@ func classify(method string, resp *http.Response) (route, compress.Coding) {
 	case !isHTML(resp.Header.Get("Content-Type")):
 		return routePassThrough, ""
 	}
-	// Several Content-Encoding lines are a stacked coding (RFC 9110
-	// §8.4: the values form one list), which ssatd does not decode.
-	ce := strings.Join(resp.Header.Values("Content-Encoding"), ", ")
-	c, ok := compress.ParseContentEncoding(ce)
+	c, _, ok := contentCoding(resp.Header)
 	if !ok {
 		return routeUnsupported, ""
 	}
 	return routePipeline, c
+}
+
+// contentCoding reads a response's Content-Encoding: the one place the
+// guest parses it. Several lines are one list (RFC 9110 §8.4), a stacked
+// coding, which ssatd does not decode. ok reports a coding the guest
+// decodes; name is the origin_coding of the access line and metrics: that
+// coding, or else the header as sent.
+func contentCoding(h http.Header) (c compress.Coding, name string, ok bool) {
+	ce := strings.Join(h.Values("Content-Encoding"), ", ")
+	if c, ok := compress.ParseContentEncoding(ce); ok {
+		return c, string(c), true
+	}
+	return "", ce, false
 }
 
 func isHTML(contentType string) bool {

@@ -52,3 +52,30 @@ func TestClassify(t *testing.T) {
 		})
 	}
 }
+
+// contentCoding is the one reading of Content-Encoding: the coding the
+// pipeline decodes and the origin_coding the access line shows.
+func TestContentCoding(t *testing.T) {
+	for _, tt := range []struct {
+		ce     []string
+		coding compress.Coding
+		name   string
+		ok     bool
+	}{
+		{nil, compress.Identity, "identity", true},
+		{[]string{" GZIP "}, compress.Gzip, "gzip", true},
+		{[]string{"br"}, compress.Brotli, "br", true},
+		{[]string{"zstd"}, "", "zstd", false},
+		{[]string{"gzip, br"}, "", "gzip, br", false},
+		{[]string{"gzip", "br"}, "", "gzip, br", false},
+	} {
+		h := http.Header{}
+		for _, v := range tt.ce {
+			h.Add("Content-Encoding", v)
+		}
+		c, name, ok := contentCoding(h)
+		if c != tt.coding || name != tt.name || ok != tt.ok {
+			t.Errorf("contentCoding(%q) = %q %q %v, want %q %q %v", tt.ce, c, name, ok, tt.coding, tt.name, tt.ok)
+		}
+	}
+}

@@ -71,30 +71,47 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	}
 	rt, coding := classify(req.Method, resp)
 	x.route = rt
-	x.originCoding = contentEncodingForLog(resp.Header)
+	_, x.originCoding, _ = contentCoding(resp.Header)
 	x.outCoding = x.originCoding
 	if rt == routeHeadersOnly && x.eligible && resp.StatusCode == http.StatusNotModified {
 		// Conditional headers were removed from the request (docs/behaviour.md, "Origin request"), so a 304
 		// means the origin broke the contract (docs/behaviour.md, "Errors").
 		return &guestError{status: http.StatusBadGateway, reason: reasonOrigin304, msg: "the origin answered 304 Not Modified to an unconditional request"}
 	}
-	if rt != routePipeline {
-		if getRoute, coding := classify(http.MethodGet, resp); req.Method == http.MethodHead && getRoute == routePipeline {
+	if rt == routePipeline {
+		return g.startPipeline(resp, x, coding)
+	}
+	if req.Method == http.MethodHead {
+		if getRoute, getCoding := classify(http.MethodGet, resp); getRoute == routePipeline {
 			// A HEAD gets the headers GET would get (RFC 9110 §9.3.2): no
 			// length, a weak or no validator, the privacy policy.
-			out := coding
-			if x.mode == modeOffload {
-				out = compress.Identity
-			}
-			x.outCoding = string(out)
-			applyRewrittenHeaders(resp.Header, x, out, g.canHint)
-			resp.ContentLength = -1
+			g.setRewrittenHeaders(resp, x, getCoding)
 			return nil
 		}
-		g.passThrough(resp, x, rt)
-		return nil
 	}
-	return g.startPipeline(resp, x, coding)
+	g.passThrough(resp, x, rt)
+	return nil
+}
+
+// outputCoding is the coding a rewritten page is encoded in: the origin's
+// in mirror mode, identity in offload mode, where the edge compresses
+// (docs/behaviour.md, "Mirror mode", "Offload mode"). It is the one place
+// that decides it.
+func outputCoding(m mode, origin compress.Coding) compress.Coding {
+	if m == modeOffload {
+		return compress.Identity
+	}
+	return origin
+}
+
+// setRewrittenHeaders gives a response the headers of the rewritten page,
+// for GET and HEAD alike, and returns the page's output coding.
+func (g *Guest) setRewrittenHeaders(resp *http.Response, x *exchange, origin compress.Coding) compress.Coding {
+	out := outputCoding(x.mode, origin)
+	x.outCoding = string(out)
+	applyRewrittenHeaders(resp.Header, x, out, g.canHint)
+	resp.ContentLength = -1
+	return out
 }
 
 // passThrough leaves the response as the origin sent it (docs/behaviour.md, "Pass-through responses"), with the
@@ -143,13 +160,7 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 		return &guestError{status: http.StatusBadGateway, reason: failureOf(x, err).reason,
 			msg: "the origin response could not be decoded", cause: err}
 	}
-	out := coding
-	if x.mode == modeOffload {
-		out = compress.Identity
-	}
-	x.outCoding = string(out)
-	applyRewrittenHeaders(resp.Header, x, out, g.canHint)
-	resp.ContentLength = -1
+	out := g.setRewrittenHeaders(resp, x, coding)
 	pr, pw := io.Pipe()
 	p := &pipeline{g: g, x: x, req: resp.Request, body: body, dec: dec, coding: out, pw: pw, slot: slot}
 	if g.diagnostics {
@@ -210,21 +221,6 @@ func (f *firstBytes) failed(err error) (early bool) {
 		close(f.ready)
 	})
 	return early
-}
-
-func contentEncodingForLog(h http.Header) string {
-	ce := h.Values("Content-Encoding")
-	if len(ce) == 0 {
-		return string(compress.Identity)
-	}
-	if c, ok := compress.ParseContentEncoding(ce[0]); ok && len(ce) == 1 {
-		return string(c)
-	}
-	s := ce[0]
-	for _, v := range ce[1:] {
-		s += ", " + v
-	}
-	return s
 }
 
 // pipeline decodes, rewrites and re-encodes one page in its own goroutine,
