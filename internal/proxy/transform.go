@@ -20,9 +20,24 @@ type TransformStats struct {
 // Transform runs the guest's body pipeline on one page without HTTP: it
 // decodes src as coding in, rewrites it for request r exactly as ServeHTTP
 // would (eligibility, slots, auction, host and scheme), and writes it to dst
-// encoded as out. Benchmarks and the measuring tool use it so that what they
-// time is the code that serves traffic. With no client waiting there are no
-// latency-bound flushes, so the output is the same on a slow machine.
+// encoded as out. Benchmarks and `ssatd measure` use it so that what they
+// time is the code that serves traffic. It applies serving's body limits:
+// src is read through the origin body reader with
+// publisher.max_origin_response_bytes, and decoded under
+// publisher.max_decoded_body_bytes, so a page that serving would refuse or
+// abort fails here with the same error.
+//
+// It differs from serving in three named ways (docs/decisions.md, entry
+// 14); none changes the page a client decodes:
+//   - No page place: the page gate (admission.go) bounds how many pages are
+//     in the pipeline at once and costs a page only its wait, which is not
+//     guest work. A caller that runs Transform concurrently bounds itself.
+//   - No latency flushes: with no client waiting, the output is the same
+//     bytes on a slow machine; in serving, a slow origin adds a few timer
+//     flushes and a little encoder work that Transform does not do.
+//   - The caller names the output coding (out), where serving derives it
+//     from the mode (outputCoding), so that one page can be measured in
+//     every mode.
 func (g *Guest) Transform(dst io.Writer, src io.Reader, in, out compress.Coding, r *http.Request) (TransformStats, error) {
 	x := &exchange{prepared: prepared{start: time.Now(), view: g.hosts.view(r)}}
 	g.prepare(x, r)
@@ -32,11 +47,14 @@ func (g *Guest) Transform(dst io.Writer, src io.Reader, in, out compress.Coding,
 			x.auction.Stop()
 		}
 	}()
-	dec, err := compress.NewReader(in, src, g.decodedLimit)
+	// The reader serving uses, without the idle timer: src is not an origin
+	// that can stall.
+	body := &originBody{rc: io.NopCloser(src), limit: g.rawLimit}
+	dec, err := compress.NewReader(in, body, g.decodedLimit)
 	if err != nil {
 		return TransformStats{}, err
 	}
-	p := &pipeline{g: g, x: x, req: r, dec: dec, coding: out, offline: true}
+	p := &pipeline{g: g, x: x, req: r, body: body, dec: dec, coding: out, offline: true}
 	if err := p.open(dst); err != nil {
 		dec.Close()
 		return TransformStats{}, err
