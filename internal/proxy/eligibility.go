@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 // Why a request is not SSAT-eligible (docs/behaviour.md, "Eligibility"); logged with each request.
@@ -20,8 +22,30 @@ const (
 	secFetchDestDocument = "document"
 )
 
-// eligibility applies the gates of "Eligibility" in docs/behaviour.md that depend on the request alone;
-// the slot match is done by the caller. It returns "" when all pass.
+// decideEligibility decides whether the request is SSAT-eligible and, if
+// it is, its slots (docs/behaviour.md, "Eligibility"): x.ineligible,
+// x.eligible, x.slots and x.adPath. It returns the request's consent
+// string, for the auction.
+func (g *Guest) decideEligibility(x *exchange, r *http.Request) (consentString string) {
+	x.ineligible = g.eligibility(r)
+	if x.ineligible == ineligibleNone {
+		x.slots = g.matchSlots(r.URL.Path)
+		var purpose1 bool
+		consentString, purpose1 = consent(r)
+		switch {
+		case len(x.slots) == 0:
+			x.ineligible = ineligibleNoSlot
+		case g.needPurpose1 && !purpose1:
+			x.ineligible = ineligibleConsent
+		}
+	}
+	x.eligible = x.ineligible == ineligibleNone
+	x.adPath = x.eligible || (g.auctionEnabled && g.hasSlot(r.URL.Path))
+	return consentString
+}
+
+// eligibility applies the gates of "Eligibility" in docs/behaviour.md that
+// depend on the request alone. It returns "" when all pass.
 func (g *Guest) eligibility(r *http.Request) string {
 	// HEAD is judged like GET so that it gets GET's headers (RFC 9110
 	// §9.3.2); it gets no auction, having no body to put bids in.
@@ -94,4 +118,30 @@ func (g *Guest) isBot(ua string) bool {
 		}
 	}
 	return false
+}
+
+func (g *Guest) hasSlot(path string) bool {
+	for i := range g.slots {
+		if g.slots[i].Matches(path) {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *Guest) matchSlots(path string) []ssat.Slot {
+	var out []ssat.Slot
+	for i := range g.slots {
+		s := &g.slots[i]
+		if !s.Matches(path) {
+			continue
+		}
+		div := s.DivID
+		if div == "" {
+			div = s.ID
+		}
+		out = append(out, ssat.Slot{DivID: div, Formats: s.Formats, GAMUnitPath: s.GAMUnitPath, ID: s.ID, Targeting: s.Targeting,
+			Bidders: s.BidderParams})
+	}
+	return out
 }

@@ -3,11 +3,22 @@
 // response, rewrites HTML while it streams and applies the header policy.
 //
 // It is built on net/http/httputil.ReverseProxy. Each decision lives in one
-// place: the origin request in origin.go, eligibility in eligibility.go,
-// the compression mode in mode.go, response classification in classify.go,
-// the header policy in headers.go, the body pipeline and its limits in
-// pipeline.go and limits.go, and why a request failed, with what the client
-// is then told, in errors.go (failureOf).
+// place: the requests refused before any origin request in refusals.go,
+// eligibility and slots in eligibility.go, the compression mode in mode.go
+// (a response that does not go through the pipeline falls back to mirror
+// in passThrough), the origin request in origin.go, the whole page for a
+// ranged request in ranges.go, response classification and the reading of
+// Content-Encoding in classify.go, the output coding in pipeline.go
+// (outputCoding), the header policy in headers.go and respheaders.go, the
+// body pipeline and its limits in pipeline.go and limits.go, admission to
+// the pipeline in admission.go, and why a request failed, with what the
+// client is then told, in errors.go (failureOf). The failure reasons are a
+// closed set (reasons.go) that only recordFailure writes to the access
+// line and the failures metric.
+//
+// A request's work ends with it: the handler cancels the origin fetch,
+// waits for the pipeline and stops the auction before the access line is
+// written (Guest.end).
 package proxy
 
 import (
@@ -133,37 +144,20 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	if cfg.Server.MaxConcurrentPages < 1 {
 		return nil, fmt.Errorf("proxy: server.max_concurrent_pages must be at least 1, got %d", cfg.Server.MaxConcurrentPages)
 	}
-	canHint := cfg.Platform.DeliveryCompression != config.DeliveryCompressionUnavailable
 	g := &Guest{
 		originOptions: originOptions{
 			origin:       cfg.Publisher.Origin,
 			originHost:   cfg.Publisher.OriginHost,
 			hostOverride: cfg.Publisher.OriginHostHeaderOverride,
 		},
-		pageOptions: pageOptions{
-			slots:          cfg.CreativeOpportunities.Slots,
-			auctionEnabled: cfg.Auction.Enabled,
-			auctionTimeout: time.Duration(cfg.Auction.TimeoutMS) * time.Millisecond,
-			needPurpose1:   cfg.Consent.RequireTCFPurpose1,
-		},
+		pageOptions: newPageOptions(cfg, o.Bundle),
 		limitOptions: limitOptions{
 			rawLimit:     cfg.Publisher.MaxOriginResponseBytes,
 			decodedLimit: cfg.Publisher.MaxDecodedBodyBytes,
 			idleTimeout:  cfg.Publisher.OriginIdleTimeout.Duration,
 			pages:        newPageGate(cfg.Server.MaxConcurrentPages, cfg.Server.PageQueueTimeout.Duration),
 		},
-		codecOptions: codecOptions{
-			codecOpts: compress.Options{
-				GzipLevel:     cfg.Compression.GzipLevel,
-				BrotliQuality: cfg.Compression.BrotliQuality,
-				BrotliWindow:  cfg.Compression.BrotliWindow,
-			},
-			platform:     cfg.Platform.DeliveryCompression,
-			canHint:      canHint,
-			offload:      cfg.Publisher.SSATCompressionOffloadEnabled && canHint,
-			offloadAE:    cfg.Publisher.OffloadOriginAcceptEncoding,
-			flushLatency: o.FlushLatency,
-		},
+		codecOptions: newCodecOptions(cfg, o.FlushLatency),
 		debugOptions: debugOptions{
 			diagnostics:   cfg.Debug.DiagnosticsHeaders,
 			allowOverride: cfg.Debug.AllowModeOverride,
@@ -174,10 +168,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		},
 		log:     o.Logger,
 		metrics: o.Metrics,
-	}
-	g.via = newViaEntry()
-	if g.flushLatency <= 0 {
-		g.flushLatency = 50 * time.Millisecond
+		via:     newViaEntry(),
 	}
 	if g.log == nil {
 		g.log = zap.NewNop()
@@ -186,26 +177,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		g.metrics = metrics.New()
 	}
 	g.hosts = newHostPolicy(cfg.Publisher.Domain, cfg.Publisher.AllowedHosts, cfg.Server.TrustedPrefixes, cfg.Server.Listen)
-	for _, b := range cfg.Bots.UserAgents {
-		if b = strings.ToLower(strings.TrimSpace(b)); b != "" {
-			g.bots = append(g.bots, b)
-		}
-	}
-	sum := sha256.Sum256(o.Bundle)
-	g.bundle = o.Bundle
-	g.bundleHash = hex.EncodeToString(sum[:])
-	g.bundleTag = rewrite.BundleTag(g.bundleHash)
-	g.provider = o.Provider
-	if g.provider == nil {
-		g.provider = providerFromConfig(cfg, g.log)
-	}
-	if s, ok := g.provider.(interface{ Stats() *auction.Stats }); ok {
-		if err := g.metrics.Register(s.Stats()); err != nil {
-			// Two guests on one metrics set (a test, the load tool) each
-			// with an OpenRTB provider: the first one's figures are shown.
-			g.log.Warn("auction endpoint metrics not registered", zap.Error(err))
-		}
-	}
+	g.provider = g.auctionProvider(cfg, o.Provider)
 	transport := o.Transport
 	if transport == nil {
 		transport = newOriginTransport(cfg)
@@ -222,6 +194,64 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		ErrorLog:      zap.NewStdLog(g.log.Named("reverseproxy")),
 	}
 	return g, nil
+}
+
+// auctionProvider is p, or else the provider the configuration names, with
+// its endpoint metrics registered on the guest's set.
+func (g *Guest) auctionProvider(cfg *config.Config, p auction.Provider) auction.Provider {
+	if p == nil {
+		p = providerFromConfig(cfg, g.log)
+	}
+	if s, ok := p.(interface{ Stats() *auction.Stats }); ok {
+		if err := g.metrics.Register(s.Stats()); err != nil {
+			// Two guests on one metrics set (a test, the load tool) each
+			// with an OpenRTB provider: the first one's figures are shown.
+			g.log.Warn("auction endpoint metrics not registered", zap.Error(err))
+		}
+	}
+	return p
+}
+
+// newPageOptions reads what eligible pages get from the configuration;
+// the provider is New's.
+func newPageOptions(cfg *config.Config, bundle []byte) pageOptions {
+	sum := sha256.Sum256(bundle)
+	p := pageOptions{
+		slots:          cfg.CreativeOpportunities.Slots,
+		auctionEnabled: cfg.Auction.Enabled,
+		auctionTimeout: time.Duration(cfg.Auction.TimeoutMS) * time.Millisecond,
+		needPurpose1:   cfg.Consent.RequireTCFPurpose1,
+		bundle:         bundle,
+		bundleHash:     hex.EncodeToString(sum[:]),
+	}
+	p.bundleTag = rewrite.BundleTag(p.bundleHash)
+	for _, b := range cfg.Bots.UserAgents {
+		if b = strings.ToLower(strings.TrimSpace(b)); b != "" {
+			p.bots = append(p.bots, b)
+		}
+	}
+	return p
+}
+
+// newCodecOptions reads the compression settings; flushLatency 0 means
+// 50ms.
+func newCodecOptions(cfg *config.Config, flushLatency time.Duration) codecOptions {
+	canHint := cfg.Platform.DeliveryCompression != config.DeliveryCompressionUnavailable
+	if flushLatency <= 0 {
+		flushLatency = 50 * time.Millisecond
+	}
+	return codecOptions{
+		codecOpts: compress.Options{
+			GzipLevel:     cfg.Compression.GzipLevel,
+			BrotliQuality: cfg.Compression.BrotliQuality,
+			BrotliWindow:  cfg.Compression.BrotliWindow,
+		},
+		platform:     cfg.Platform.DeliveryCompression,
+		canHint:      canHint,
+		offload:      cfg.Publisher.SSATCompressionOffloadEnabled && canHint,
+		offloadAE:    cfg.Publisher.OffloadOriginAcceptEncoding,
+		flushLatency: flushLatency,
+	}
 }
 
 // newOriginTransport builds the only transport page traffic uses. It never
@@ -346,105 +376,62 @@ func (x *exchange) copyErr() error {
 func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{prepared: prepared{start: time.Now(), view: g.hosts.view(r), inFlightDone: g.metrics.Started()}}
 	fw := &firstByteWriter{ResponseWriter: w, x: x}
-	w = fw
-	if r.Method == http.MethodConnect {
-		// A CONNECT would ask us to tunnel somewhere: ssatd is not a
-		// forward proxy (RFC 9110 §9.3.6 lets a server refuse it).
-		x.route, x.status = routeRejected, http.StatusMethodNotAllowed
-		g.recordFailure(x, outcomeOK, reasonConnectRefused, nil)
-		w.Header().Set("Allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
-		http.Error(w, "CONNECT is not supported", http.StatusMethodNotAllowed)
-		g.finish(r, x)
-		return
-	}
-	if len(r.TransferEncoding) > 0 {
-		// A request body delimited by Transfer-Encoding is refused (RFC 9112
-		// §6.3 allows 411): net/http silently drops a Content-Length sent
-		// alongside it, and a front proxy that honoured that Content-Length
-		// would frame the stream differently (request smuggling). Browsers
-		// and form posts send Content-Length.
-		x.route, x.status = routeRejected, http.StatusLengthRequired
-		g.recordFailure(x, outcomeOK, reasonRequestTE, nil)
-		w.Header().Set("Connection", "close")
-		http.Error(w, "411 Length Required: request bodies must carry a Content-Length", http.StatusLengthRequired)
-		g.finish(r, x)
-		return
-	}
-	if g.looped(r) {
-		// The request has been through this guest before: the origin
-		// leads back here. Forwarding again would repeat until resources
-		// run out; 508 (RFC 5842 §7.2) ends it after one hop.
-		x.route, x.status = routeRejected, http.StatusLoopDetected
-		// A failure, counted as one, unlike the refusals above.
-		g.recordFailure(x, outcomeError, reasonLoop, nil)
-		g.log.Warn("request loop: the origin leads back to ssatd; check publisher.origin_url", zap.String("path", r.URL.Path))
-		w.Header().Set("Cache-Control", "no-store")
-		http.Error(w, "508 Loop Detected: publisher.origin_url leads back to ssatd", http.StatusLoopDetected)
-		g.finish(r, x)
+	if g.refuse(fw, r, x) {
 		return
 	}
 	if isBundleRequest(r) {
 		x.route = routeBundle
-		g.serveBundle(w, r)
+		g.serveBundle(fw, r)
 		// The guest writes the bundle unencoded; the edge may compress it.
 		x.status, x.outCoding, x.outBytes = fw.status, string(compress.Identity), fw.written
 		g.finish(r, x)
 		return
 	}
 	g.prepare(x, r)
-	cancel := x.cancel
-	defer func() {
-		p := recover()
-		if p != nil {
-			// ReverseProxy aborts when copying a body fails. Decide why
-			// now, before this handler cancels the origin request itself.
-			err := x.copyErr()
-			g.recordFailure(x, outcomeAborted, failureOf(x, err).reason, err)
-		}
-		// Stop the origin fetch and the pipeline before logging, so the log
-		// line is final and nothing outlives the request.
-		cancel(errRequestDone)
-		if x.pipe != nil {
-			// Normally ReverseProxy has closed it already; if a panic cut
-			// the copy short, this unblocks a pipeline waiting to write.
-			x.pipe.CloseWithError(errRequestDone)
-		}
-		if x.done != nil {
-			<-x.done
-		}
-		if x.auction != nil {
-			x.auction.Stop()
-		}
-		g.finish(r, x)
-		if p != nil {
-			panic(p)
-		}
-	}()
-	hw := &headerRewriter{ResponseWriter: w, g: g, x: x}
+	defer g.end(r, x)
+	hw := &headerRewriter{ResponseWriter: fw, g: g, x: x}
 	ctx := httptrace.WithClientTrace(context.WithValue(x.ctx, exchangeKey{}, x), x.connectTrace())
 	g.rp.ServeHTTP(hw, r.WithContext(ctx))
 	hw.dropTrailers()
+}
+
+// end, deferred by ServeHTTP, ends a proxied request: it cancels the
+// origin fetch, waits for the pipeline goroutine, stops the auction
+// (auction.Call.Stop), and only then writes the access line and the
+// metrics, so that they are final. A panic of ReverseProxy (an aborted
+// copy) is recorded and passed on.
+func (g *Guest) end(r *http.Request, x *exchange) {
+	p := recover()
+	if p != nil {
+		// ReverseProxy aborts when copying a body fails. Decide why now,
+		// before cancelling the origin request makes every cause look like
+		// a cancellation.
+		err := x.copyErr()
+		g.recordFailure(x, outcomeAborted, failureOf(x, err).reason, err)
+	}
+	x.cancel(errRequestDone)
+	if x.pipe != nil {
+		// Normally ReverseProxy has closed it already; if a panic cut the
+		// copy short, this unblocks a pipeline waiting to write.
+		x.pipe.CloseWithError(errRequestDone)
+	}
+	if x.done != nil {
+		<-x.done
+	}
+	if x.auction != nil {
+		x.auction.Stop()
+	}
+	g.finish(r, x)
+	if p != nil {
+		panic(p)
+	}
 }
 
 // prepare decides eligibility, mode and slots, and starts the auction: all
 // that is known from the request alone (docs/behaviour.md, "Eligibility", "SSAT injection": the auction runs
 // concurrently with the origin fetch).
 func (g *Guest) prepare(x *exchange, r *http.Request) {
-	x.ineligible = g.eligibility(r)
-	var consentString string
-	if x.ineligible == ineligibleNone {
-		x.slots = g.matchSlots(r.URL.Path)
-		var purpose1 bool
-		consentString, purpose1 = consent(r)
-		switch {
-		case len(x.slots) == 0:
-			x.ineligible = ineligibleNoSlot
-		case g.needPurpose1 && !purpose1:
-			x.ineligible = ineligibleConsent
-		}
-	}
-	x.eligible = x.ineligible == ineligibleNone
-	x.adPath = x.eligible || (g.auctionEnabled && g.hasSlot(r.URL.Path))
+	consentString := g.decideEligibility(x, r)
 	x.mode = g.modeFor(x, r)
 	x.ctx, x.cancel = context.WithCancelCause(r.Context())
 	if x.eligible && r.Method == http.MethodGet {
@@ -456,30 +443,4 @@ func (g *Guest) prepare(x *exchange, r *http.Request) {
 func exchangeOf(r *http.Request) *exchange {
 	x, _ := r.Context().Value(exchangeKey{}).(*exchange)
 	return x
-}
-
-func (g *Guest) hasSlot(path string) bool {
-	for i := range g.slots {
-		if g.slots[i].Matches(path) {
-			return true
-		}
-	}
-	return false
-}
-
-func (g *Guest) matchSlots(path string) []ssat.Slot {
-	var out []ssat.Slot
-	for i := range g.slots {
-		s := &g.slots[i]
-		if !s.Matches(path) {
-			continue
-		}
-		div := s.DivID
-		if div == "" {
-			div = s.ID
-		}
-		out = append(out, ssat.Slot{DivID: div, Formats: s.Formats, GAMUnitPath: s.GAMUnitPath, ID: s.ID, Targeting: s.Targeting,
-			Bidders: s.BidderParams})
-	}
-	return out
 }

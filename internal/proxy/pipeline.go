@@ -179,18 +179,23 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	p.sent.first = p.first.wrote
 	running = true
 	go p.run()
-	// The status line is committed only once the first body bytes are
-	// ready: a page that fails before any (a small truncated or corrupt
-	// body fails inside the first buffer) still gets a 502 with a
-	// plain-text error instead of an empty reply (docs/behaviour.md,
-	// "Errors").
+	return p.commit(resp, pr)
+}
+
+// commit waits until the response may be committed and gives it the
+// pipeline's output as its body. The status line is committed only once
+// the first body bytes are ready: a page that fails before any (a small
+// truncated or corrupt body fails inside the first buffer) still gets a
+// 502 with a plain-text error instead of an empty reply
+// (docs/behaviour.md, "Errors").
+func (p *pipeline) commit(resp *http.Response, pr *io.PipeReader) error {
 	<-p.first.ready
 	if err := p.first.err; err != nil {
 		var ge *guestError
 		if errors.As(err, &ge) {
 			return ge // decided where it happened (a panic in the pipeline)
 		}
-		return &guestError{status: http.StatusBadGateway, reason: failureOf(x, err).reason,
+		return &guestError{status: http.StatusBadGateway, reason: failureOf(p.x, err).reason,
 			msg: "the origin response failed before any of it could be sent", cause: err}
 	}
 	resp.Body = pr
@@ -200,7 +205,7 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	return nil
 }
 
-// firstBytes tells startPipeline when the response may be committed: when
+// firstBytes tells commit when the response may be committed: when
 // the pipeline first hands bytes to the client side, or when it ends. err
 // is set when it failed before that, and is read only after ready.
 type firstBytes struct {

@@ -1,0 +1,76 @@
+package proxy
+
+import (
+	"net/http"
+
+	"go.uber.org/zap"
+)
+
+// refusal is a request the guest answers itself, before any origin
+// request, because forwarding it would be wrong.
+type refusal struct {
+	refuses func(g *Guest, r *http.Request) bool
+	status  int
+	reason  reason
+	// outcome is outcomeOK for a refusal of what a client may not ask
+	// (logged with its reason, not counted as a failure), outcomeError for
+	// a failure of the deployment (counted).
+	outcome string
+	header  [2]string // one header to set, name and value
+	msg     string    // the plain-text body
+	warn    string    // logged at warn level when not ""
+}
+
+// refusals are checked in order (docs/behaviour.md, "Errors").
+var refusals = []refusal{
+	{
+		// A CONNECT would ask us to tunnel somewhere: ssatd is not a
+		// forward proxy (RFC 9110 §9.3.6 lets a server refuse it).
+		refuses: func(_ *Guest, r *http.Request) bool { return r.Method == http.MethodConnect },
+		status:  http.StatusMethodNotAllowed, reason: reasonConnectRefused, outcome: outcomeOK,
+		header: [2]string{"Allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"},
+		msg:    "CONNECT is not supported",
+	},
+	{
+		// A request body delimited by Transfer-Encoding is refused (RFC
+		// 9112 §6.3 allows 411): net/http silently drops a Content-Length
+		// sent alongside it, and a front proxy that honoured that
+		// Content-Length would frame the stream differently (request
+		// smuggling). Browsers and form posts send Content-Length.
+		refuses: func(_ *Guest, r *http.Request) bool { return len(r.TransferEncoding) > 0 },
+		status:  http.StatusLengthRequired, reason: reasonRequestTE, outcome: outcomeOK,
+		header: [2]string{"Connection", "close"},
+		msg:    "411 Length Required: request bodies must carry a Content-Length",
+	},
+	{
+		// The request has been through this guest before: the origin
+		// leads back here. Forwarding again would repeat until resources
+		// run out; 508 (RFC 5842 §7.2) ends it after one hop.
+		refuses: (*Guest).looped,
+		status:  http.StatusLoopDetected, reason: reasonLoop, outcome: outcomeError,
+		header: [2]string{"Cache-Control", "no-store"},
+		msg:    "508 Loop Detected: publisher.origin_url leads back to ssatd",
+		warn:   "request loop: the origin leads back to ssatd; check publisher.origin_url",
+	},
+}
+
+// refuse answers r itself when a refusal applies, and reports whether it
+// did; the request is then finished.
+func (g *Guest) refuse(w http.ResponseWriter, r *http.Request, x *exchange) bool {
+	for i := range refusals {
+		f := &refusals[i]
+		if !f.refuses(g, r) {
+			continue
+		}
+		x.route, x.status = routeRejected, f.status
+		g.recordFailure(x, f.outcome, f.reason, nil)
+		if f.warn != "" {
+			g.log.Warn(f.warn, zap.String("path", r.URL.Path))
+		}
+		w.Header().Set(f.header[0], f.header[1])
+		http.Error(w, f.msg, f.status)
+		g.finish(r, x)
+		return true
+	}
+	return false
+}
