@@ -39,8 +39,8 @@
 //   - URL attribute values are decoded by the attribute rule for legacy
 //     references written without ";" (&times, &copy, &not, ...): they stay
 //     as written before "=" or a letter or digit, so "?a=1&timestamp=2"
-//     keeps its "&timestamp". html.UnescapeString, which ssatd used before,
-//     applies the text rule and turned it into "×tamp"
+//     keeps its "&timestamp". html.UnescapeString
+//     applies the text rule and would turn it into "×tamp"
 //     (TestQueryParameterLikeLegacyReferenceKept, TestUnescapeAttrMatchesTheTokenizer).
 //
 // # Memory

@@ -9,8 +9,8 @@ import (
 // HTTP/2.0") with 505 and closes the connection. ssatd speaks HTTP/1.1 on
 // its listener and does not do HTTP/2 with prior knowledge (RFC 9113
 // §3.3). Go's HTTP/1 server passes the preface to the handler so that a
-// handler can take over for h2c; forwarded as-is it reached the origin as
-// "PRI /%2A". The preface is built to be invalid HTTP/1.1 (RFC 9113 §3.4),
+// handler can take over for h2c; forwarded as-is it would reach the
+// origin as "PRI /%2A". The preface is built to be invalid HTTP/1.1 (RFC 9113 §3.4),
 // so 505 HTTP Version Not Supported (RFC 9110 §15.6.6) is the answer Go's
 // server gives to every other major version 2 request line. The
 // connection is closed because the rest of the preface ("SM\r\n\r\n") is
