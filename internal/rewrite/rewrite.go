@@ -1,8 +1,10 @@
 // Package rewrite is the guest's streaming HTML rewriter (docs/behaviour.md,
 // "Rewriting").
 //
-// A purpose-built scanner (scan.go) finds tags, comments and raw-text
-// elements while the page arrives and copies every byte through unchanged,
+// A purpose-built scanner finds tags, comments and raw-text elements while
+// the page arrives (scan.go: the read loop and text; tag.go: tags and
+// attributes; rawtext.go: comments, raw text and script data; states.go:
+// the state tables), and copies every byte through unchanged,
 // straight from its read buffer, except for the URL attributes of "URL
 // rewriting" and the script injections of "Bundle tag" and "SSAT injection".
 // It never fails a page for being malformed: what is not a tag is copied as
@@ -209,7 +211,7 @@ func (rw *rewriter) bodyEnd() {
 
 // rewriteAttrs returns a start tag with its URL attributes rewritten, or
 // nil when none changes. The scanner calls it only for a tag whose URL
-// attribute values may change (scan.go, checkURLValue).
+// attribute values may change (tag.go, checkURLValue).
 func (rw *rewriter) rewriteAttrs(raw []byte) []byte {
 	rw.attrs = scanAttrs(raw, rw.attrs[:0])
 	out := rw.out[:0]
