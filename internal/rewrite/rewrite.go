@@ -23,15 +23,17 @@
 // script-data escaped and double-escaped states are followed, so that a
 // "</script>" inside "<!-- <script> ... -->" does not end the element.
 //
-// Because it sees no tree, it shares the Tokenizer's view in two places where
-// a browser's tree builder would decide differently: "<![CDATA[" is always a
-// bogus comment (a browser reads CDATA only inside SVG and MathML), and
-// title, style and the other raw-text names switch to raw text even inside
-// SVG or MathML. noscript is raw text, as in a browser with scripting on.
+// Unlike the Tokenizer, which sees no tree, it follows SVG and MathML
+// (foreign.go): inside them title, style and the other raw-text names are
+// ordinary elements and "<![CDATA[" opens a CDATA section, as html.Parse
+// and browsers read them (FuzzTreeDifferential compares the two). noscript
+// is raw text, as in a browser with scripting on.
 //
 // The x/net/html Tokenizer is kept in the tests as the reference, and the
-// output is byte-identical to a rewrite built on it, except where that
-// Tokenizer departs from the WHATWG rules; there the standard is followed:
+// output is byte-identical to a rewrite built on it when the scanner runs
+// with referenceQuirks, which also turns the foreign-content rules off.
+// Without it, where that rewrite departs from the WHATWG rules, the
+// standard is followed:
 //
 //   - In the script-data escaped less-than sign state ("<" inside
 //     "<script><!--"), a character other than "/" or a letter returns to the
@@ -44,6 +46,9 @@
 //     keeps its "&timestamp". html.UnescapeString, which ssatd used before,
 //     applies the text rule and turned it into "×tamp"
 //     (TestQueryParameterLikeLegacyReferenceKept, TestUnescapeAttrMatchesTheTokenizer).
+//   - An unquoted URL value that must be quoted once rewritten and holds a
+//     '"' has it written as "&quot;"; the reference wrote the '"' as is,
+//     which ended the value early (TestRewrittenUnquotedValueWithQuoteStaysOneAttribute).
 //
 // # Memory
 //
@@ -91,9 +96,10 @@ type Options struct {
 	// DefaultMaxTokenBytes.
 	MaxTokenBytes int
 
-	// referenceQuirks makes the scanner repeat the x/net/html Tokenizer's
-	// departures from the WHATWG rules (see the package doc). Tests set it
-	// to compare the output with the Tokenizer's byte for byte.
+	// referenceQuirks makes the scanner repeat the departures from the
+	// WHATWG rules of the rewrite built on the x/net/html Tokenizer (see the
+	// package doc). Tests set it to compare the output with it byte for
+	// byte.
 	referenceQuirks bool
 }
 
@@ -230,8 +236,16 @@ func (rw *rewriter) rewriteAttrs(raw []byte) []byte {
 		}
 		out = append(out, raw[last:a.valStart]...)
 		if a.quote == 0 && needsQuotes(nv) {
+			// A '"' of the unquoted value would end the quoted one: it is
+			// written as the reference, which decodes to the same value.
 			out = append(out, '"')
-			out = append(out, nv...)
+			for _, c := range nv {
+				if c == '"' && !rw.quirks {
+					out = append(out, "&quot;"...)
+				} else {
+					out = append(out, c)
+				}
+			}
 			out = append(out, '"')
 		} else {
 			out = append(out, nv...)

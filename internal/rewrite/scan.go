@@ -29,10 +29,15 @@ type scanner struct {
 	closing string
 	maxTok  int
 	quirks  bool // repeat the x/net/html Tokenizer's departures (tests)
+	// foreign is the stack of open SVG and MathML elements (foreign.go);
+	// fnames holds their names and fscratch a tag's name.
+	foreign          []felem
+	fnames, fscratch []byte
 }
 
 func (s *scanner) reset(maxTok int, quirks bool) {
-	*s = scanner{buf: s.buf[:cap(s.buf)], maxTok: maxTok, quirks: quirks}
+	*s = scanner{buf: s.buf[:cap(s.buf)], maxTok: maxTok, quirks: quirks,
+		foreign: s.foreign[:0], fnames: s.fnames[:0], fscratch: s.fscratch[:0]}
 }
 
 // run rewrites the whole page from src.
@@ -85,7 +90,8 @@ func (rw *rewriter) run(src io.Reader) error {
 }
 
 // openRawText names the element whose raw text or RCDATA the scanner is
-// in (script, plaintext, textarea, ...), or "" when it is in none.
+// in (script, plaintext, textarea, ...), "![CDATA[" in a CDATA section,
+// "math" in MathML, where a script does not run, or "" when it is in none.
 func (s *scanner) openRawText() string {
 	switch s.mode {
 	case inRawText:
@@ -96,6 +102,11 @@ func (s *scanner) openRawText() string {
 		return "plaintext"
 	case inTag:
 		return s.closing
+	case inCDATA:
+		return "![CDATA["
+	}
+	if s.bidsBlockedByForeign() {
+		return "math"
 	}
 	return ""
 }
@@ -163,6 +174,8 @@ func (rw *rewriter) scan() {
 			next = rw.scanRawText()
 		case inScript:
 			next = rw.scanScript()
+		case inCDATA:
+			next = rw.scanCDATA()
 		default: // inPlaintext, inCopy
 			rw.pos = rw.n
 		}
@@ -209,14 +222,24 @@ func (rw *rewriter) scanText() bool {
 				return true
 			}
 		case c == '!':
-			// §13.2.5.42: "<!--" opens a comment; a doctype, a CDATA
-			// section outside foreign content and anything else end at '>'.
+			// §13.2.5.42: "<!--" opens a comment, "<![CDATA[" a CDATA
+			// section in foreign content; a doctype, a CDATA section
+			// elsewhere and anything else end at '>'.
 			if lt+2 >= len(b) || (b[lt+2] == '-' && lt+3 >= len(b)) {
 				return false
 			}
 			if b[lt+2] == '-' && b[lt+3] == '-' {
 				rw.pos, rw.mode, rw.sub = lt+4, inComment, cStart
 				return true
+			}
+			if b[lt+2] == '[' && rw.inForeign() {
+				switch prefixAt(b, lt+2, "[CDATA[") {
+				case needMore:
+					return false
+				case matched:
+					rw.pos, rw.mode, rw.sub = lt+2+len("[CDATA["), inCDATA, 0
+					return true
+				}
 			}
 			rw.pos, rw.mode = lt+2, inBogus
 			return true

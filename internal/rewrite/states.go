@@ -15,6 +15,7 @@ const (
 	inScript                // script data; sub is a script state
 	inPlaintext             // after <plaintext>: the rest of the page is text
 	inCopy                  // after an oversize tag: the rest is copied as is
+	inCDATA                 // a CDATA section in foreign content; sub counts ']'
 )
 
 // Tag states (§13.2.5.8 and §13.2.5.32–39), those that tell where a tag

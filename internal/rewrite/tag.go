@@ -68,6 +68,7 @@ func (rw *rewriter) scanTag() bool {
 // tagDone acts on the held tag, buf[tokStart:end], which is complete.
 func (rw *rewriter) tagDone(end int) {
 	s := &rw.scanner
+	closing := s.closing
 	s.pos, s.mode, s.closing = end, inText, ""
 	raw := s.buf[s.tokStart:end]
 	if len(raw) > s.maxTok {
@@ -75,12 +76,7 @@ func (rw *rewriter) tagDone(end int) {
 		return
 	}
 	if s.endTag {
-		if !rw.bodyEndDone && lookupName(raw[2:]) == atom.Body {
-			rw.bodyEndDone = true
-			rw.stats.BodyEndFound = true
-			rw.flush(s.tokStart)
-			rw.bodyEnd()
-		}
+		rw.endTagDone(raw, closing)
 		return
 	}
 	if s.urlValue >= 0 {
@@ -93,7 +89,11 @@ func (rw *rewriter) tagDone(end int) {
 			s.done = end
 		}
 	}
-	switch a := lookupName(raw[1:]); a {
+	a := lookupName(raw[1:])
+	if (len(s.foreign) > 0 || a == atom.Svg || a == atom.Math) && !s.quirks && rw.foreignStartTag(raw, a) {
+		return // an SVG or MathML element: never raw text
+	}
+	switch a {
 	case atom.Head:
 		if !rw.stats.HeadFound {
 			rw.stats.HeadFound = true
@@ -109,9 +109,27 @@ func (rw *rewriter) tagDone(end int) {
 	}
 }
 
+// endTagDone acts on a complete end tag; closing is the raw-text element
+// it ends, if any.
+func (rw *rewriter) endTagDone(raw []byte, closing string) {
+	s := &rw.scanner
+	if closing == "" && len(s.foreign) > 0 {
+		rw.foreignEndTag(raw)
+	}
+	// docs/behaviour.md, "SSAT injection": in MathML the bids script would
+	// be a MathML element, which never runs; the end of the page is tried
+	// instead.
+	if !rw.bodyEndDone && lookupName(raw[2:]) == atom.Body && !s.bidsBlockedByForeign() {
+		rw.bodyEndDone = true
+		rw.stats.BodyEndFound = true
+		rw.flush(s.tokStart)
+		rw.bodyEnd()
+	}
+}
+
 // lookupName returns the atom of the tag name that starts name, in any
-// ASCII case, for the names the scanner acts on (head, body and the raw-text
-// elements), and 0 for others.
+// ASCII case, for the names the scanner acts on (head, body, the raw-text
+// elements, svg and math), and 0 for most others.
 func lookupName(name []byte) atom.Atom {
 	if !mayStartName[name[0]] {
 		return 0 // a, div, li, link, meta, ul, ...: spare the length loop
@@ -136,7 +154,7 @@ func lookupName(name []byte) atom.Atom {
 // mayStartName is the first letters, in either case, of the names
 // lookupName is for (see nameMayMatter).
 var mayStartName = func() (m [256]bool) {
-	for _, c := range []byte("xhbstinp") {
+	for _, c := range []byte("xhbstinpm") {
 		m[c], m[c-('a'-'A')] = true, true
 	}
 	return m
@@ -155,9 +173,9 @@ var endsName = func() (e [256]bool) {
 func nameMayMatter(first byte, n int) bool {
 	switch n {
 	case 3:
-		return first == 'x' // xmp
+		return first == 'x' || first == 's' // xmp, svg
 	case 4:
-		return first == 'h' || first == 'b' // head, body
+		return first == 'h' || first == 'b' || first == 'm' // head, body, math
 	case 5:
 		return first == 's' || first == 't' // style, title
 	case 6:
