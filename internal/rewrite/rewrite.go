@@ -143,6 +143,11 @@ type rewriter struct {
 	out   []byte // scratch for a rewritten tag
 
 	bodyEndDone bool
+	// holding: the output after <head> is held in held, with the head
+	// injection not yet written (charset.go); charsetSeen: the page's
+	// charset declaration has been seen.
+	holding, charsetSeen bool
+	held                 []byte
 	scanner
 }
 
@@ -164,6 +169,7 @@ func Rewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
 // reset prepares a pooled rewriter for one page.
 func (rw *rewriter) reset(dst io.Writer, opts *Options) {
 	rw.dst, rw.opts, rw.stats, rw.err = dst, opts, Stats{}, nil
+	rw.holding, rw.charsetSeen, rw.held = false, false, rw.held[:0]
 	rw.hosts.reset(opts.OriginHost, opts.RequestHost, opts.RequestScheme)
 	rw.bodyEndDone = opts.BodyEnd == nil
 	maxTok := opts.MaxTokenBytes
@@ -183,6 +189,9 @@ func (rw *rewriter) release() {
 	if cap(rw.out) > 4*readSize {
 		rw.out = nil
 	}
+	if cap(rw.held) > 4*readSize {
+		rw.held = nil
+	}
 	if cap(rw.hosts.val) > 4*readSize {
 		rw.hosts.val = nil
 	}
@@ -191,6 +200,10 @@ func (rw *rewriter) release() {
 
 func (rw *rewriter) write(p []byte) {
 	if rw.err != nil || len(p) == 0 {
+		return
+	}
+	if rw.holding {
+		rw.held = append(rw.held, p...)
 		return
 	}
 	n, err := rw.dst.Write(p)
@@ -205,6 +218,9 @@ func (rw *rewriter) bodyEnd() {
 	// pages that got the ad slots.
 	if !rw.stats.HeadFound {
 		return
+	}
+	if rw.holding {
+		rw.releaseHead(false) // no charset declaration before </body>
 	}
 	if rw.opts.BeforeWait != nil {
 		if err := rw.opts.BeforeWait(); err != nil {

@@ -73,6 +73,9 @@ func (rw *rewriter) run(src io.Reader) error {
 			rw.stats.Oversize = true
 		}
 		rw.flush(rw.n)
+		if rw.holding {
+			rw.releaseHead(false)
+		}
 		if rerr != io.EOF {
 			return rerr
 		}
@@ -123,6 +126,9 @@ func readSome(r io.Reader, p []byte) (int, error) {
 
 // flush writes the input up to end that has not been written yet.
 func (rw *rewriter) flush(end int) {
+	if rw.holding && rw.inputOffset(end) > prescanBytes {
+		rw.releaseHead(false) // no charset declaration in the prescan window
+	}
 	if end > rw.done {
 		rw.write(rw.buf[rw.done:end])
 		rw.done = end

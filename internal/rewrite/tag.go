@@ -96,10 +96,10 @@ func (rw *rewriter) tagDone(end int) {
 	switch a {
 	case atom.Head:
 		if !rw.stats.HeadFound {
-			rw.stats.HeadFound = true
-			rw.flush(end)
-			rw.write(rw.opts.HeadPrepend)
+			rw.headDone(end)
 		}
+	case atom.Meta:
+		rw.metaDone(raw, end)
 	case atom.Script:
 		s.mode, s.sub = inScript, sData
 	case atom.Style, atom.Xmp, atom.Iframe, atom.Noembed, atom.Noframes, atom.Noscript, atom.Textarea, atom.Title:
