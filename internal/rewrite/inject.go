@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/ssatd/ssatd/internal/ssat"
 )
@@ -57,42 +59,54 @@ func BidsScript(bids map[string]ssat.Bid) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// escapeJSString writes s as the body of a double-quoted JavaScript string
-// literal inside a <script> element (docs/behaviour.md, "SSAT injection"). '<', '>' and '&' are escaped so
-// that no "</script>" or "<!--" can appear in the element; U+2028 and U+2029
-// are line terminators in older JavaScript string literals.
+// escapeJSString writes s, which is UTF-8 (json.Marshal's output), as the
+// body of a double-quoted JavaScript string literal inside a <script> element
+// (docs/behaviour.md, "SSAT injection"). '<', '>' and '&' are escaped so that
+// no "</script>" or "<!--" can appear in the element. Every character at or
+// above U+0080 is written as \uXXXX (a surrogate pair above U+FFFF, as
+// ECMA-262 §12.9.4 reads string escapes), so that the script is ASCII and
+// means the same in any ASCII-compatible charset the page is served in
+// (windows-1252, Shift_JIS, ...); that also covers U+2028 and U+2029, line
+// terminators in older JavaScript string literals.
 func escapeJSString(b *bytes.Buffer, s []byte) {
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRune(s[i:]) // invalid bytes become U+FFFD
+			if r > 0xFFFF {
+				hi, lo := utf16.EncodeRune(r)
+				writeUEscape(b, hi)
+				writeUEscape(b, lo)
+			} else {
+				writeUEscape(b, r)
+			}
+			i += size
+			continue
+		}
 		switch c {
 		case '\\':
 			b.WriteString(`\\`)
 		case '"':
 			b.WriteString(`\"`)
-		case '<':
-			b.WriteString(`\u003C`)
-		case '>':
-			b.WriteString(`\u003E`)
-		case '&':
-			b.WriteString(`\u0026`)
+		case '<', '>', '&':
+			writeUEscape(b, rune(c))
 		case '\n':
 			b.WriteString(`\n`)
 		case '\r':
 			b.WriteString(`\r`)
-		case 0xE2:
-			// U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
-			if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
-				if s[i+2] == 0xA8 {
-					b.WriteString(`\u2028`)
-				} else {
-					b.WriteString(`\u2029`)
-				}
-				i += 2
-				continue
-			}
-			b.WriteByte(c)
 		default:
 			b.WriteByte(c)
 		}
+		i++
 	}
+}
+
+// writeUEscape writes r, at most U+FFFF, as \uXXXX with upper-case digits.
+func writeUEscape(b *bytes.Buffer, r rune) {
+	const hex = "0123456789ABCDEF"
+	b.WriteString(`\u`)
+	b.WriteByte(hex[r>>12&0xF])
+	b.WriteByte(hex[r>>8&0xF])
+	b.WriteByte(hex[r>>4&0xF])
+	b.WriteByte(hex[r&0xF])
 }

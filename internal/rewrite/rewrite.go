@@ -1,8 +1,10 @@
 // Package rewrite is the guest's streaming HTML rewriter (docs/behaviour.md,
 // "Rewriting").
 //
-// A purpose-built scanner (scan.go) finds tags, comments and raw-text
-// elements while the page arrives and copies every byte through unchanged,
+// A purpose-built scanner finds tags, comments and raw-text elements while
+// the page arrives (scan.go: the read loop and text; tag.go: tags and
+// attributes; rawtext.go: comments, raw text and script data; states.go:
+// the state tables), and copies every byte through unchanged,
 // straight from its read buffer, except for the URL attributes of "URL
 // rewriting" and the script injections of "Bundle tag" and "SSAT injection".
 // It never fails a page for being malformed: what is not a tag is copied as
@@ -21,15 +23,17 @@
 // script-data escaped and double-escaped states are followed, so that a
 // "</script>" inside "<!-- <script> ... -->" does not end the element.
 //
-// Because it sees no tree, it shares the Tokenizer's view in two places where
-// a browser's tree builder would decide differently: "<![CDATA[" is always a
-// bogus comment (a browser reads CDATA only inside SVG and MathML), and
-// title, style and the other raw-text names switch to raw text even inside
-// SVG or MathML. noscript is raw text, as in a browser with scripting on.
+// Unlike the Tokenizer, which sees no tree, it follows SVG and MathML
+// (foreign.go): inside them title, style and the other raw-text names are
+// ordinary elements and "<![CDATA[" opens a CDATA section, as html.Parse
+// and browsers read them (FuzzTreeDifferential compares the two). noscript
+// is raw text, as in a browser with scripting on.
 //
 // The x/net/html Tokenizer is kept in the tests as the reference, and the
-// output is byte-identical to a rewrite built on it, except where that
-// Tokenizer departs from the WHATWG rules; there the standard is followed:
+// output is byte-identical to a rewrite built on it when the scanner runs
+// with referenceQuirks, which also turns the foreign-content rules off.
+// Without it, where that rewrite departs from the WHATWG rules, the
+// standard is followed:
 //
 //   - In the script-data escaped less-than sign state ("<" inside
 //     "<script><!--"), a character other than "/" or a letter returns to the
@@ -42,6 +46,9 @@
 //     keeps its "&timestamp". html.UnescapeString
 //     applies the text rule and would turn it into "×tamp"
 //     (TestQueryParameterLikeLegacyReferenceKept, TestUnescapeAttrMatchesTheTokenizer).
+//   - An unquoted URL value that must be quoted once rewritten and holds a
+//     '"' has it written as "&quot;"; the reference wrote the '"' as is,
+//     which ended the value early (TestRewrittenUnquotedValueWithQuoteStaysOneAttribute).
 //
 // # Memory
 //
@@ -89,9 +96,10 @@ type Options struct {
 	// DefaultMaxTokenBytes.
 	MaxTokenBytes int
 
-	// referenceQuirks makes the scanner repeat the x/net/html Tokenizer's
-	// departures from the WHATWG rules (see the package doc). Tests set it
-	// to compare the output with the Tokenizer's byte for byte.
+	// referenceQuirks makes the scanner repeat the departures from the
+	// WHATWG rules of the rewrite built on the x/net/html Tokenizer (see the
+	// package doc). Tests set it to compare the output with it byte for
+	// byte.
 	referenceQuirks bool
 }
 
@@ -135,6 +143,11 @@ type rewriter struct {
 	out   []byte // scratch for a rewritten tag
 
 	bodyEndDone bool
+	// holding: the output after <head> is held in held, with the head
+	// injection not yet written (charset.go); charsetSeen: the page's
+	// charset declaration has been seen.
+	holding, charsetSeen bool
+	held                 []byte
 	scanner
 }
 
@@ -156,6 +169,7 @@ func Rewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
 // reset prepares a pooled rewriter for one page.
 func (rw *rewriter) reset(dst io.Writer, opts *Options) {
 	rw.dst, rw.opts, rw.stats, rw.err = dst, opts, Stats{}, nil
+	rw.holding, rw.charsetSeen, rw.held = false, false, rw.held[:0]
 	rw.hosts.reset(opts.OriginHost, opts.RequestHost, opts.RequestScheme)
 	rw.bodyEndDone = opts.BodyEnd == nil
 	maxTok := opts.MaxTokenBytes
@@ -175,6 +189,9 @@ func (rw *rewriter) release() {
 	if cap(rw.out) > 4*readSize {
 		rw.out = nil
 	}
+	if cap(rw.held) > 4*readSize {
+		rw.held = nil
+	}
 	if cap(rw.hosts.val) > 4*readSize {
 		rw.hosts.val = nil
 	}
@@ -183,6 +200,10 @@ func (rw *rewriter) release() {
 
 func (rw *rewriter) write(p []byte) {
 	if rw.err != nil || len(p) == 0 {
+		return
+	}
+	if rw.holding {
+		rw.held = append(rw.held, p...)
 		return
 	}
 	n, err := rw.dst.Write(p)
@@ -198,6 +219,9 @@ func (rw *rewriter) bodyEnd() {
 	if !rw.stats.HeadFound {
 		return
 	}
+	if rw.holding {
+		rw.releaseHead(false) // no charset declaration before </body>
+	}
 	if rw.opts.BeforeWait != nil {
 		if err := rw.opts.BeforeWait(); err != nil {
 			rw.err = errors.Join(ErrWrite, err)
@@ -209,7 +233,7 @@ func (rw *rewriter) bodyEnd() {
 
 // rewriteAttrs returns a start tag with its URL attributes rewritten, or
 // nil when none changes. The scanner calls it only for a tag whose URL
-// attribute values may change (scan.go, checkURLValue).
+// attribute values may change (tag.go, checkURLValue).
 func (rw *rewriter) rewriteAttrs(raw []byte) []byte {
 	rw.attrs = scanAttrs(raw, rw.attrs[:0])
 	out := rw.out[:0]
@@ -228,8 +252,16 @@ func (rw *rewriter) rewriteAttrs(raw []byte) []byte {
 		}
 		out = append(out, raw[last:a.valStart]...)
 		if a.quote == 0 && needsQuotes(nv) {
+			// A '"' of the unquoted value would end the quoted one: it is
+			// written as the reference, which decodes to the same value.
 			out = append(out, '"')
-			out = append(out, nv...)
+			for _, c := range nv {
+				if c == '"' && !rw.quirks {
+					out = append(out, "&quot;"...)
+				} else {
+					out = append(out, c)
+				}
+			}
 			out = append(out, '"')
 		} else {
 			out = append(out, nv...)

@@ -1,0 +1,237 @@
+package rewrite
+
+// Start and end tags: where a tag ends, which attribute values may need
+// rewriting, and what a complete tag switches the scanner to.
+
+import (
+	"bytes"
+
+	"golang.org/x/net/html/atom"
+)
+
+// openTag starts holding the tag that opens at lt.
+func (rw *rewriter) openTag(lt int, end bool) {
+	s := &rw.scanner
+	s.mode, s.sub, s.tokStart, s.endTag, s.urlAttr, s.urlValue = inTag, tName, lt, end, false, -1
+	s.pos = lt + 2 // past "<" and the name's first letter
+	if end {
+		s.pos++
+	}
+}
+
+// scanTag finds the '>' that ends the held tag.
+func (rw *rewriter) scanTag() bool {
+	b := rw.buf[:rw.n]
+	i, st := rw.pos, rw.sub
+	for {
+		switch st {
+		case tDoubleQuoted, tSingleQuoted:
+			q := byte('"')
+			if st == tSingleQuoted {
+				q = '\''
+			}
+			j := bytes.IndexByte(b[i:], q)
+			if j < 0 {
+				rw.pos, rw.sub = len(b), st
+				return false
+			}
+			if rw.urlValue >= 0 { // the value that closes here is the URL value
+				rw.checkURLValue(rw.urlValue, i+j)
+			}
+			i, st = i+j+1, tBefore
+		case tEquals:
+			if rw.urlValue >= 0 { // the previous URL value was unquoted
+				rw.checkURLValue(rw.urlValue, i)
+			}
+			if len(rw.hosts.hostB) > 0 && urlAttrName(b[rw.tokStart:i-1]) {
+				rw.urlValue = i
+			}
+			st = tBeforeValue
+		}
+		for ; i < len(b); i++ {
+			if st = tagTrans[st][b[i]]; st >= tEnd {
+				break
+			}
+		}
+		if i == len(b) {
+			rw.pos, rw.sub = i, st
+			return false
+		}
+		i++
+		if st == tEnd {
+			rw.tagDone(i)
+			return true
+		}
+	}
+}
+
+// tagDone acts on the held tag, buf[tokStart:end], which is complete.
+func (rw *rewriter) tagDone(end int) {
+	s := &rw.scanner
+	closing := s.closing
+	s.pos, s.mode, s.closing = end, inText, ""
+	raw := s.buf[s.tokStart:end]
+	if len(raw) > s.maxTok {
+		rw.oversize() // as if it had arrived in pieces: the output must not depend on reads
+		return
+	}
+	if s.endTag {
+		rw.endTagDone(raw, closing)
+		return
+	}
+	if s.urlValue >= 0 {
+		rw.checkURLValue(s.urlValue, end)
+	}
+	if s.urlAttr {
+		if out := rw.rewriteAttrs(raw); out != nil {
+			rw.flush(s.tokStart)
+			rw.write(out)
+			s.done = end
+		}
+	}
+	a := lookupName(raw[1:])
+	if (len(s.foreign) > 0 || a == atom.Svg || a == atom.Math) && !s.quirks && rw.foreignStartTag(raw, a) {
+		return // an SVG or MathML element: never raw text
+	}
+	switch a {
+	case atom.Head:
+		if !rw.stats.HeadFound {
+			rw.headDone(end)
+		}
+	case atom.Meta:
+		rw.metaDone(raw, end)
+	case atom.Script:
+		s.mode, s.sub = inScript, sData
+	case atom.Style, atom.Xmp, atom.Iframe, atom.Noembed, atom.Noframes, atom.Noscript, atom.Textarea, atom.Title:
+		s.mode, s.rawName = inRawText, a.String()
+	case atom.Plaintext:
+		s.mode = inPlaintext
+	}
+}
+
+// endTagDone acts on a complete end tag; closing is the raw-text element
+// it ends, if any.
+func (rw *rewriter) endTagDone(raw []byte, closing string) {
+	s := &rw.scanner
+	if closing == "" && len(s.foreign) > 0 {
+		rw.foreignEndTag(raw)
+	}
+	// docs/behaviour.md, "SSAT injection": in MathML the bids script would
+	// be a MathML element, which never runs; the end of the page is tried
+	// instead.
+	if !rw.bodyEndDone && lookupName(raw[2:]) == atom.Body && !s.bidsBlockedByForeign() {
+		rw.bodyEndDone = true
+		rw.stats.BodyEndFound = true
+		rw.flush(s.tokStart)
+		rw.bodyEnd()
+	}
+}
+
+// lookupName returns the atom of the tag name that starts name, in any
+// ASCII case, for the names the scanner acts on (head, body, the raw-text
+// elements, svg and math), and 0 for most others.
+func lookupName(name []byte) atom.Atom {
+	if !mayStartName[name[0]] {
+		return 0 // a, div, li, link, meta, ul, ...: spare the length loop
+	}
+	var lower [len("plaintext")]byte
+	n := 0
+	for n <= len(lower) && !endsName[name[n]] {
+		n++
+	}
+	if !nameMayMatter(name[0]|0x20, n) {
+		return 0 // most tags: a, div, span, img, li, meta, ...
+	}
+	for k, c := range name[:n] {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[k] = c
+	}
+	return atom.Lookup(lower[:n])
+}
+
+// mayStartName is the first letters, in either case, of the names
+// lookupName is for (see nameMayMatter).
+var mayStartName = func() (m [256]bool) {
+	for _, c := range []byte("xhbstinpm") {
+		m[c], m[c-('a'-'A')] = true, true
+	}
+	return m
+}()
+
+// endsName is the bytes that end a tag name.
+var endsName = func() (e [256]bool) {
+	for _, c := range []byte(" \n\r\t\f/>") {
+		e[c] = true
+	}
+	return e
+}()
+
+// nameMayMatter reports whether a name of length n starting with first may
+// be one lookupName is for, to spare the hash lookup for the others.
+func nameMayMatter(first byte, n int) bool {
+	switch n {
+	case 3:
+		return first == 'x' || first == 's' // xmp, svg
+	case 4:
+		return first == 'h' || first == 'b' || first == 'm' // head, body, math
+	case 5:
+		return first == 's' || first == 't' // style, title
+	case 6:
+		return first == 's' || first == 'i' // script, iframe
+	case 7:
+		return first == 'n' // noembed
+	case 8:
+		return first == 'n' || first == 't' // noframes, noscript, textarea
+	case 9:
+		return first == 'p' // plaintext
+	}
+	return false
+}
+
+// checkURLValue notes whether buf[from:to], which holds the value of an
+// attribute that urlAttrName accepted, names the origin host or holds a
+// character reference that may decode to part of it: without either
+// rewriteRawValue changes nothing, and rewriteAttrs is not called.
+func (rw *rewriter) checkURLValue(from, to int) {
+	v := rw.buf[from:to]
+	rw.urlAttr = rw.urlAttr || containsFold(v, rw.hosts.hostB) ||
+		(bytes.IndexByte(v, '&') >= 0 && rw.hosts.refsMayMakeHost(v))
+	rw.urlValue = -1
+}
+
+// urlAttrName reports whether the attribute name that ends b (before an
+// '=' and optional white space) may be one of those classifyAttr rewrites.
+// It may report names that only end like them: rewriteAttrs decides.
+func urlAttrName(b []byte) bool {
+	end := len(b)
+	for end > 0 && isSpace(b[end-1]) {
+		end--
+	}
+	if end == 0 {
+		return false
+	}
+	switch b[end-1] | 0x20 {
+	case 'c', 'f', 't', 'n': // src, href, srcset, action
+	default:
+		return false
+	}
+	b = b[:end]
+	return hasSuffixFold(b, "src") || hasSuffixFold(b, "href") || hasSuffixFold(b, "srcset") || hasSuffixFold(b, "action")
+}
+
+// hasSuffixFold reports whether b ends with s, which is lower case letters,
+// in any ASCII case.
+func hasSuffixFold(b []byte, s string) bool {
+	if len(b) < len(s) {
+		return false
+	}
+	b = b[len(b)-len(s):]
+	for k := range len(s) {
+		if b[k]|0x20 != s[k] {
+			return false
+		}
+	}
+	return true
+}
