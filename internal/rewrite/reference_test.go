@@ -16,7 +16,7 @@ import (
 func referenceRewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
 	cr := &countingReader{r: src}
 	rw := &rewriter{}
-	rw.reset(dst, opts)
+	rw.reset(dst, opts, false)
 	oracle := newOracleHostRewriter(opts.OriginHost, opts.RequestHost, opts.RequestScheme, nil)
 	z := html.NewTokenizer(cr)
 	z.SetMaxBuf(rw.maxTok)

@@ -88,11 +88,6 @@ type Options struct {
 	// of raw-text elements are never held, whatever their size. 0 means
 	// DefaultMaxTokenBytes.
 	MaxTokenBytes int
-
-	// referenceQuirks makes the scanner repeat the x/net/html Tokenizer's
-	// departures from the WHATWG rules (see the package doc). Tests set it
-	// to compare the output with the Tokenizer's byte for byte.
-	referenceQuirks bool
 }
 
 // DefaultMaxTokenBytes is three times the largest token of the 65 corpus
@@ -145,8 +140,16 @@ var pool = sync.Pool{New: func() any { return &rewriter{scanner: scanner{buf: ma
 // tell a failed origin from a finished one, and write errors wrapped in
 // ErrWrite.
 func Rewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
+	return rewritePage(dst, src, opts, false)
+}
+
+// rewritePage is Rewrite. With quirks the scanner repeats the x/net/html
+// Tokenizer's departures from the WHATWG rules (see the package doc): only
+// the differential tests ask for that, to compare the output with a
+// rewriter built on the Tokenizer byte for byte.
+func rewritePage(dst io.Writer, src io.Reader, opts *Options, quirks bool) (Stats, error) {
 	rw := pool.Get().(*rewriter)
-	rw.reset(dst, opts)
+	rw.reset(dst, opts, quirks)
 	err := rw.run(src)
 	st := rw.stats
 	rw.release()
@@ -154,7 +157,7 @@ func Rewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
 }
 
 // reset prepares a pooled rewriter for one page.
-func (rw *rewriter) reset(dst io.Writer, opts *Options) {
+func (rw *rewriter) reset(dst io.Writer, opts *Options, quirks bool) {
 	rw.dst, rw.opts, rw.stats, rw.err = dst, opts, Stats{}, nil
 	rw.hosts.reset(opts.OriginHost, opts.RequestHost, opts.RequestScheme)
 	rw.bodyEndDone = opts.BodyEnd == nil
@@ -162,7 +165,7 @@ func (rw *rewriter) reset(dst io.Writer, opts *Options) {
 	if maxTok <= 0 {
 		maxTok = DefaultMaxTokenBytes
 	}
-	rw.scanner.reset(maxTok, opts.referenceQuirks)
+	rw.scanner.reset(maxTok, quirks)
 }
 
 // release returns the rewriter to the pool without the page's references.
