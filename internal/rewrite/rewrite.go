@@ -64,6 +64,9 @@ type Options struct {
 	// when it is the default of the origin's scheme (as config.Validate
 	// derives it); URL attributes that name it, in any letter case, are
 	// rewritten to RequestScheme://RequestHost. Empty disables URL rewriting.
+	// RequestHost is a host name or IP literal with an optional port, as
+	// docs/behaviour.md ("URL rewriting") admits it: it is written into
+	// attribute values as it is, since it holds nothing that needs escaping.
 	OriginHost    string
 	RequestHost   string
 	RequestScheme string
@@ -231,8 +234,16 @@ func (rw *rewriter) rewriteAttrs(raw []byte) []byte {
 		}
 		out = append(out, raw[last:a.valStart]...)
 		if a.quote == 0 && needsQuotes(nv) {
+			// In double quotes a '"' of the value must be &quot;, or the
+			// value would end there (TestRewrittenValueDecodesToRewrittenURL).
 			out = append(out, '"')
-			out = append(out, nv...)
+			for _, c := range nv {
+				if c == '"' {
+					out = append(out, "&quot;"...)
+				} else {
+					out = append(out, c)
+				}
+			}
 			out = append(out, '"')
 		} else {
 			out = append(out, nv...)
