@@ -188,7 +188,7 @@ func (ref *refRewriter) rewriteTag(raw []byte) ([]byte, error) {
 			continue
 		}
 		quote := valueQuote(raw, a.ValAt)
-		nv, changed := ref.rules.rewriteAttr(string(raw[a.ValAt[0]:a.ValAt[1]]), a.Val, quote, kind)
+		nv, changed := ref.rules.rewriteRaw(string(raw[a.ValAt[0]:a.ValAt[1]]), quote, kind)
 		if !changed {
 			continue
 		}

@@ -147,18 +147,13 @@ func (r refRules) portKeepsOrigin(p, form string) bool {
 }
 
 // rewriteRaw rewrites an attribute's raw value, as written between its
-// quotes (quote is '"', '\” or 0 for an unquoted value). It returns the raw
-// text that replaces it.
+// quotes (quote is a double or single quote, or 0 when unquoted), and returns the
+// raw text that replaces it. The rules apply to the decoded value; the
+// page's own spelling is kept when the same replacement on the raw text
+// decodes to the rewritten value, and otherwise the rewritten value is
+// escaped for the value's quotes.
 func (r refRules) rewriteRaw(raw string, quote byte, kind string) (string, bool) {
-	return r.rewriteAttr(raw, refDecode(raw, quote), quote, kind)
-}
-
-// rewriteAttr is rewriteRaw for a value whose decoded form is known. The
-// rules apply to the decoded value; the page's own spelling is kept when
-// the same replacement on the raw text decodes to the rewritten value, and
-// otherwise the rewritten value is escaped for the value's quotes.
-func (r refRules) rewriteAttr(raw, decoded string, quote byte, kind string) (string, bool) {
-	want, changed := r.rewrite(decoded, kind)
+	want, changed := r.rewrite(refDecode(raw, quote), kind)
 	if !changed {
 		return "", false
 	}
@@ -183,11 +178,13 @@ func refDecode(raw string, quote byte) string {
 }
 
 func refTokenizerDecode(raw string, quote byte) string {
-	q := ""
+	// An unquoted value is read after an "x", which no reference takes
+	// in, so that a part after a NUL starting with a quote stays unquoted.
+	q, x := "", "x"
 	if quote != 0 {
-		q = string(quote)
+		q, x = string(quote), ""
 	}
-	z := html.NewTokenizer(strings.NewReader("<a v=" + q + raw + q + ">"))
+	z := html.NewTokenizer(strings.NewReader("<a v=" + q + x + raw + q + ">"))
 	if tt := z.Next(); tt != html.StartTagToken {
 		panic(fmt.Sprintf("refDecode: %q in quotes %q is no attribute value (%v)", raw, q, tt))
 	}
@@ -195,7 +192,7 @@ func refTokenizerDecode(raw string, quote byte) string {
 	if string(key) != "v" || more {
 		panic(fmt.Sprintf("refDecode: %q in quotes %q is more than one value", raw, q))
 	}
-	return string(val)
+	return strings.TrimPrefix(string(val), x)
 }
 
 // refEscapers escape a decoded value for each quoting context (WHATWG
