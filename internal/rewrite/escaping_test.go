@@ -49,3 +49,14 @@ func TestRewrittenValueDecodesToRewrittenURL(t *testing.T) {
 		})
 	}
 }
+
+// TestRepeatedAttributeRewritten: a browser ignores an attribute that
+// repeats a name on the same tag (WHATWG §13.2.5.33), but another parser
+// may keep the last one, so each is rewritten (docs/behaviour.md).
+func TestRepeatedAttributeRewritten(t *testing.T) {
+	in := `<a href="/x" HREF="//origin.pub.example/a" href=origin.pub.example/b>`
+	want := `<a href="/x" HREF="//www.pub.example/a" href=www.pub.example/b>`
+	if got, st := run(t, in, testOpts()); got != want || st.URLsRewritten != 2 {
+		t.Errorf("\n in: %s\ngot: %s (%d rewritten)\nwant %s", in, got, st.URLsRewritten, want)
+	}
+}
