@@ -14,19 +14,20 @@ import (
 // The scanner against the reference rewriter built on x/net/html's
 // Tokenizer: byte-identical output and the same stats, on real pages, on
 // the fuzz seeds and on random input, however the input is split into
-// reads. The scanner runs with referenceQuirks, so that the comparison also
-// covers the one place where it follows the WHATWG rules instead (see the
-// package doc and TestScriptEscapedLessThanFollowsStandard).
+// reads. The scanner runs with its test-only quirks switch (rewritePage),
+// so that the comparison also covers the one place where it follows the
+// WHATWG rules instead (see the package doc and
+// TestScriptEscapedLessThanFollowsStandard).
 
 // diffOptions are the option sets every input is compared under: URL
 // rewriting of host, and the SSAT injections.
 func diffOptions(host string) []*Options {
 	bids := func() []byte { return []byte("<script>BIDS</script>") }
 	return []*Options{
-		{OriginHost: host, RequestHost: "www.pub.example", RequestScheme: "https", referenceQuirks: true},
-		{OriginHost: host, RequestHost: "www.pub.example", RequestScheme: "https", referenceQuirks: true,
+		{OriginHost: host, RequestHost: "www.pub.example", RequestScheme: "https"},
+		{OriginHost: host, RequestHost: "www.pub.example", RequestScheme: "https",
 			HeadPrepend: []byte("<script>HEAD</script>"), BodyEnd: bids},
-		{HeadPrepend: []byte("[H]"), BodyEnd: bids, referenceQuirks: true},
+		{HeadPrepend: []byte("[H]"), BodyEnd: bids},
 	}
 }
 
@@ -42,7 +43,7 @@ func compareWithReference(t testing.TB, name string, in []byte, o *Options, seed
 		func() *randomChunks { return &randomChunks{s: string(in), rng: newRand(int64(seed) + 1), max: 8} },
 	} {
 		var got bytes.Buffer
-		gotSt, gotErr := Rewrite(&got, src(), o)
+		gotSt, gotErr := rewritePage(&got, src(), o, true)
 		if (gotErr == nil) != (wantErr == nil) {
 			t.Fatalf("%s: err %v, reference %v", name, gotErr, wantErr)
 		}
@@ -56,7 +57,7 @@ func compareWithReference(t testing.TB, name string, in []byte, o *Options, seed
 		}
 	}
 	var whole bytes.Buffer
-	if _, err := Rewrite(&whole, bytes.NewReader(in), o); err != nil || !bytes.Equal(whole.Bytes(), want.Bytes()) {
+	if _, err := rewritePage(&whole, bytes.NewReader(in), o, true); err != nil || !bytes.Equal(whole.Bytes(), want.Bytes()) {
 		t.Fatalf("%s: one read differs from the reference (err %v)", name, err)
 	}
 }
@@ -179,6 +180,6 @@ func TestScriptEscapedLessThanFollowsStandard(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := "<script><!--<!<script></script><head>[H]</script><head>"; ref.String() != want {
-		t.Fatalf("the reference no longer departs from the standard here; drop referenceQuirks:\n%q", ref.String())
+		t.Fatalf("the reference no longer departs from the standard here; drop the quirks switch:\n%q", ref.String())
 	}
 }

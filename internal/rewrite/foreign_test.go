@@ -75,7 +75,7 @@ func TestForeignStackBounded(t *testing.T) {
 	o.HeadPrepend, o.BodyEnd = []byte("[H]"), func() []byte { return []byte("[BIDS]") }
 	var out strings.Builder
 	rw := pool.Get().(*rewriter)
-	rw.reset(&out, o)
+	rw.reset(&out, o, false)
 	if err := rw.run(strings.NewReader(in)); err != nil {
 		t.Fatal(err)
 	}

@@ -1,94 +1,145 @@
 package rewrite
 
 import (
-	"bytes"
+	"errors"
+	"fmt"
 	"io"
+	"strings"
 
 	"golang.org/x/net/html"
 )
 
-// referenceRewrite is the rewriter built on golang.org/x/net/html's
-// Tokenizer that served pages before the scanner. It shares the attribute
-// grammar (scanAttrs) and the injections with the scanner; only the
-// tokenization differs, so comparing the two tests the scanner. Its URL
-// rules are the oracle copy (urls_oracle_test.go) of those that served
-// with it, so the comparison also tests the allocation-free URL rules.
+// referenceRewrite is a rewriter built on golang.org/x/net/html's Tokenizer,
+// the reference of the differential tests. It shares no code with the
+// scanner (independence_test.go): tokens, tag names and attributes come from
+// the Tokenizer (tokattrs_test.go for their positions), the URL rules and
+// the escaping from the oracle (urls_oracle_test.go), and the injections
+// are written here from the Options and docs/behaviour.md ("Bundle tag",
+// "SSAT injection"). It copies every token's raw bytes, and replaces only
+// the values of the URL attributes it rewrites.
 func referenceRewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
+	ref := &refRewriter{dst: dst, opts: opts, rules: newRefRules(opts.OriginHost, opts.RequestHost, opts.RequestScheme)}
+	ref.bodyEndDone = opts.BodyEnd == nil
 	cr := &countingReader{r: src}
-	rw := &rewriter{}
-	rw.reset(dst, opts)
-	oracle := newOracleHostRewriter(opts.OriginHost, opts.RequestHost, opts.RequestScheme, nil)
-	z := html.NewTokenizer(cr)
-	z.SetMaxBuf(rw.maxTok)
-	// rawOpen is the element whose raw text or RCDATA the tokenizer is in
-	// (it reports the content as text until the matching end tag).
-	rawOpen := ""
-	for rw.err == nil {
-		tt := z.Next()
-		raw := z.Raw()
-		switch tt {
-		case html.ErrorToken:
-			// A tag cut off by the end of input is returned as the error
-			// token's raw bytes; it is still page content.
-			rw.write(raw)
-			err := z.Err()
-			if err == html.ErrBufferExceeded {
-				err = referenceCopyRest(rw, z.Buffered(), cr)
-			}
-			rw.stats.InBytes = cr.n
-			if err != io.EOF {
-				return rw.stats, err
-			}
-			if !rw.bodyEndDone && rw.err == nil {
-				if rawOpen != "" && !rw.stats.Oversize {
-					rw.stats.BodyEndSkipped = rawOpen
-				} else {
-					rw.bodyEnd()
-				}
-			}
-			return rw.stats, rw.err
-		case html.StartTagToken, html.SelfClosingTagToken:
-			rawOpen = rawTextElement(tagName(raw))
-			isHead := !rw.stats.HeadFound && bytes.EqualFold(tagName(raw), []byte("head"))
-			if out := referenceRewriteTag(rw, &oracle, raw); out != nil {
-				rw.write(out)
-			} else {
-				rw.write(raw)
-			}
-			if isHead {
-				rw.stats.HeadFound = true
-				rw.write(opts.HeadPrepend)
-			}
-		case html.EndTagToken:
-			rawOpen = "" // inside raw text, only the element's own end tag is a tag
-			if !rw.bodyEndDone && bytes.EqualFold(tagName(raw), []byte("body")) {
-				rw.bodyEndDone = true
-				rw.stats.BodyEndFound = true
-				rw.bodyEnd()
-			}
-			rw.write(raw)
-		default:
-			rw.write(raw)
-		}
-	}
-	rw.stats.InBytes = cr.n
-	return rw.stats, rw.err
+	err := ref.run(cr)
+	ref.stats.InBytes = cr.n
+	return ref.stats, err
 }
 
-// referenceCopyRest copies the page's remaining bytes unchanged after a
-// token too large to hold. It returns io.EOF when the source ended cleanly.
-func referenceCopyRest(rw *rewriter, buffered []byte, src io.Reader) error {
-	rw.stats.Oversize = true
-	rw.write(buffered)
-	buf := make([]byte, 32<<10)
-	for rw.err == nil {
-		n, err := src.Read(buf)
-		rw.write(buf[:n])
-		if err != nil {
-			return err
+type refRewriter struct {
+	dst         io.Writer
+	opts        *Options
+	rules       refRules
+	stats       Stats
+	err         error // the first write error, wrapped in ErrWrite
+	bodyEndDone bool
+}
+
+func (ref *refRewriter) run(src io.Reader) error {
+	maxTok := ref.opts.MaxTokenBytes
+	if maxTok <= 0 {
+		maxTok = DefaultMaxTokenBytes
+	}
+	z := html.NewTokenizer(src)
+	z.SetMaxBuf(maxTok)
+	// rawOpen is the element whose raw text or RCDATA the Tokenizer is in:
+	// it reports that content as text, up to the element's end tag.
+	rawOpen := ""
+	for ref.err == nil {
+		switch z.Next() {
+		case html.ErrorToken:
+			return ref.end(z, src, rawOpen)
+		case html.StartTagToken, html.SelfClosingTagToken:
+			raw := append([]byte(nil), z.Raw()...)
+			name, _ := z.TagName()
+			rawOpen = refRawTextElement(string(name))
+			out, err := ref.rewriteTag(raw)
+			if err != nil {
+				return err
+			}
+			ref.write(out)
+			if string(name) == "head" && !ref.stats.HeadFound {
+				ref.stats.HeadFound = true
+				ref.write(ref.opts.HeadPrepend)
+			}
+		case html.EndTagToken:
+			raw := append([]byte(nil), z.Raw()...)
+			name, _ := z.TagName()
+			rawOpen = "" // inside raw text, only the element's own end tag is a tag
+			if string(name) == "body" && !ref.bodyEndDone {
+				ref.bodyEndDone = true
+				ref.stats.BodyEndFound = true
+				ref.bodyEnd()
+			}
+			ref.write(raw)
+		default:
+			ref.write(z.Raw())
 		}
 	}
-	return io.EOF
+	return ref.err
+}
+
+// end finishes the page at the Tokenizer's error token.
+func (ref *refRewriter) end(z *html.Tokenizer, src io.Reader, rawOpen string) error {
+	// A tag cut off by the end of the input is the error token's raw
+	// bytes; it is still page content.
+	ref.write(z.Raw())
+	err := z.Err()
+	if errors.Is(err, html.ErrBufferExceeded) {
+		// A token larger than MaxTokenBytes: the rest is copied as is.
+		ref.stats.Oversize = true
+		ref.write(z.Buffered())
+		_, err = io.Copy(writerFunc(func(p []byte) (int, error) {
+			ref.write(p)
+			return len(p), ref.err // stop reading once the destination failed
+		}), src)
+		if err == nil {
+			err = io.EOF
+		}
+	}
+	if err != io.EOF {
+		return err
+	}
+	if !ref.bodyEndDone && ref.err == nil {
+		if rawOpen != "" && !ref.stats.Oversize {
+			// docs/behaviour.md, "SSAT injection": bids after the end of a
+			// page that ends in raw text would be that element's text.
+			ref.stats.BodyEndSkipped = rawOpen
+		} else {
+			ref.bodyEnd()
+		}
+	}
+	return ref.err
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func (ref *refRewriter) write(p []byte) {
+	if ref.err != nil || len(p) == 0 {
+		return
+	}
+	n, err := ref.dst.Write(p)
+	ref.stats.OutBytes += int64(n)
+	if err != nil {
+		ref.err = errors.Join(ErrWrite, err)
+	}
+}
+
+// bodyEnd writes Options.BodyEnd's result, only into a page that got
+// HeadPrepend (docs/behaviour.md, "SSAT injection"), after BeforeWait.
+func (ref *refRewriter) bodyEnd() {
+	if !ref.stats.HeadFound {
+		return
+	}
+	if ref.opts.BeforeWait != nil {
+		if err := ref.opts.BeforeWait(); err != nil {
+			ref.err = errors.Join(ErrWrite, err)
+			return
+		}
+	}
+	ref.write(ref.opts.BodyEnd())
 }
 
 type countingReader struct {
@@ -102,52 +153,78 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// rawTextElement returns the lower-case name of an element whose content
-// the tokenizer reads as raw text or RCDATA (the HTML standard's raw text
-// and escapable raw text elements, plus plaintext, xmp, iframe, noembed,
-// noframes and noscript as golang.org/x/net/html treats them), else "".
-func rawTextElement(name []byte) string {
-	for _, n := range []string{"script", "style", "textarea", "title", "plaintext", "xmp", "iframe", "noembed", "noframes", "noscript"} {
-		if bytes.EqualFold(name, []byte(n)) {
-			return n
-		}
+// refRawTextElement returns name when the Tokenizer reads the element's
+// content as raw text or RCDATA (the HTML standard's raw text and escapable
+// raw text elements, plus plaintext, xmp, iframe, noembed, noframes and
+// noscript as golang.org/x/net/html treats them), else "".
+func refRawTextElement(name string) string {
+	switch name {
+	case "script", "style", "textarea", "title", "plaintext", "xmp", "iframe", "noembed", "noframes", "noscript":
+		return name
 	}
 	return ""
 }
 
-// referenceRewriteTag returns a start tag with its URL attributes rewritten
-// by the oracle's URL rules, or nil when none changes.
-func referenceRewriteTag(rw *rewriter, h *oracleHostRewriter, raw []byte) []byte {
-	if len(h.hostB) == 0 || (!containsFold(raw, h.hostB) && bytes.IndexByte(raw, '&') < 0) {
-		return nil
+// rewriteTag returns the start tag raw with its URL attributes rewritten
+// (raw itself when none changes), after checking with the Tokenizer that
+// the new tag has the same attributes, with the rewritten values. A
+// repeated attribute, which a browser ignores, is rewritten as well: the
+// page then names the origin for no parser that keeps the last one.
+func (ref *refRewriter) rewriteTag(raw []byte) ([]byte, error) {
+	if ref.rules.host == "" {
+		return raw, nil
 	}
-	var out []byte
+	attrs, err := tokenizerAttrs(raw)
+	if err != nil {
+		return nil, err
+	}
+	var out strings.Builder
 	last := 0
-	for _, a := range scanAttrs(raw, nil) {
-		if !a.hasValue {
+	want := make([]string, len(attrs))
+	for i, a := range attrs {
+		want[i] = a.Val
+		kind := refKind(a.Key)
+		if kind == "" || a.ValAt[0] == a.ValAt[1] {
 			continue
 		}
-		kind := classifyAttr(raw[a.nameStart:a.nameEnd])
-		if kind == kindNone {
-			continue
-		}
-		nv, changed := h.rewriteRawValue(raw[a.valStart:a.valEnd], a.quote, kind)
+		quote := valueQuote(raw, a.ValAt)
+		nv, changed := ref.rules.rewriteRaw(string(raw[a.ValAt[0]:a.ValAt[1]]), quote, kind)
 		if !changed {
 			continue
 		}
-		out = append(out, raw[last:a.valStart]...)
-		if a.quote == 0 && needsQuotes(nv) {
-			out = append(out, '"')
-			out = append(out, nv...)
-			out = append(out, '"')
-		} else {
-			out = append(out, nv...)
+		want[i], _ = ref.rules.rewrite(a.Val, kind)
+		out.Write(raw[last:a.ValAt[0]])
+		if quote == 0 && refNeedsQuotes(nv) {
+			// docs/behaviour.md: an unquoted value that would need quotes
+			// after rewriting gets double quotes.
+			nv = `"` + strings.ReplaceAll(nv, `"`, "&quot;") + `"`
 		}
-		last = a.valEnd
-		rw.stats.URLsRewritten++
+		out.WriteString(nv)
+		last = a.ValAt[1]
+		ref.stats.URLsRewritten++
 	}
 	if last == 0 {
-		return nil
+		return raw, nil
 	}
-	return append(out, raw[last:]...)
+	out.Write(raw[last:])
+	return []byte(out.String()), refCheckTag(raw, []byte(out.String()), attrs, want)
+}
+
+// refCheckTag checks that the rewritten tag out reads, to the Tokenizer, as
+// the original raw with the values want: no rewrite may end a value early,
+// open another attribute or end the tag.
+func refCheckTag(raw, out []byte, attrs []tokAttr, want []string) error {
+	got, err := tokenizerAttrs(out)
+	if err != nil {
+		return fmt.Errorf("reference: rewritten tag from %q: %w", raw, err)
+	}
+	if len(got) != len(attrs) {
+		return fmt.Errorf("reference: rewritten tag %q (from %q) has %d attributes, want %d", out, raw, len(got), len(attrs))
+	}
+	for i, a := range got {
+		if a.Key != attrs[i].Key || a.Val != want[i] {
+			return fmt.Errorf("reference: rewritten tag %q (from %q): attribute %s=%q, want %s=%q", out, raw, a.Key, a.Val, attrs[i].Key, want[i])
+		}
+	}
+	return nil
 }

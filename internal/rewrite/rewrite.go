@@ -71,6 +71,9 @@ type Options struct {
 	// when it is the default of the origin's scheme (as config.Validate
 	// derives it); URL attributes that name it, in any letter case, are
 	// rewritten to RequestScheme://RequestHost. Empty disables URL rewriting.
+	// RequestHost is a host name or IP literal with an optional port, as
+	// docs/behaviour.md ("URL rewriting") admits it: it is written into
+	// attribute values as it is, since it holds nothing that needs escaping.
 	OriginHost    string
 	RequestHost   string
 	RequestScheme string
@@ -95,12 +98,6 @@ type Options struct {
 	// of raw-text elements are never held, whatever their size. 0 means
 	// DefaultMaxTokenBytes.
 	MaxTokenBytes int
-
-	// referenceQuirks makes the scanner repeat the departures from the
-	// WHATWG rules of the rewrite built on the x/net/html Tokenizer (see the
-	// package doc). Tests set it to compare the output with it byte for
-	// byte.
-	referenceQuirks bool
 }
 
 // DefaultMaxTokenBytes is three times the largest token of the 65 corpus
@@ -158,8 +155,16 @@ var pool = sync.Pool{New: func() any { return &rewriter{scanner: scanner{buf: ma
 // tell a failed origin from a finished one, and write errors wrapped in
 // ErrWrite.
 func Rewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
+	return rewritePage(dst, src, opts, false)
+}
+
+// rewritePage is Rewrite. With quirks the scanner repeats the x/net/html
+// Tokenizer's departures from the WHATWG rules (see the package doc): only
+// the differential tests ask for that, to compare the output with a
+// rewriter built on the Tokenizer byte for byte.
+func rewritePage(dst io.Writer, src io.Reader, opts *Options, quirks bool) (Stats, error) {
 	rw := pool.Get().(*rewriter)
-	rw.reset(dst, opts)
+	rw.reset(dst, opts, quirks)
 	err := rw.run(src)
 	st := rw.stats
 	rw.release()
@@ -167,7 +172,7 @@ func Rewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
 }
 
 // reset prepares a pooled rewriter for one page.
-func (rw *rewriter) reset(dst io.Writer, opts *Options) {
+func (rw *rewriter) reset(dst io.Writer, opts *Options, quirks bool) {
 	rw.dst, rw.opts, rw.stats, rw.err = dst, opts, Stats{}, nil
 	rw.holding, rw.charsetSeen, rw.held = false, false, rw.held[:0]
 	rw.hosts.reset(opts.OriginHost, opts.RequestHost, opts.RequestScheme)
@@ -176,7 +181,7 @@ func (rw *rewriter) reset(dst io.Writer, opts *Options) {
 	if maxTok <= 0 {
 		maxTok = DefaultMaxTokenBytes
 	}
-	rw.scanner.reset(maxTok, opts.referenceQuirks)
+	rw.scanner.reset(maxTok, quirks)
 }
 
 // release returns the rewriter to the pool without the page's references.
@@ -252,11 +257,11 @@ func (rw *rewriter) rewriteAttrs(raw []byte) []byte {
 		}
 		out = append(out, raw[last:a.valStart]...)
 		if a.quote == 0 && needsQuotes(nv) {
-			// A '"' of the unquoted value would end the quoted one: it is
-			// written as the reference, which decodes to the same value.
+			// In double quotes a '"' of the value must be &quot;, or the
+			// value would end there (TestRewrittenValueDecodesToRewrittenURL).
 			out = append(out, '"')
 			for _, c := range nv {
-				if c == '"' && !rw.quirks {
+				if c == '"' {
 					out = append(out, "&quot;"...)
 				} else {
 					out = append(out, c)

@@ -12,7 +12,14 @@ import (
 // '=' or an ASCII letter or digit, so "?a=1&timestamp=2" keeps its
 // "&timestamp". html.UnescapeString follows the rule for text instead,
 // which would turn it into "×tamp".
+//
+// A CR or CR LF of the page is a LF, as input preprocessing reads it (WHATWG
+// §13.2.3.5) and as the Tokenizer reports it: only a reference (&#13;)
+// gives a CR.
 func unescapeAttr(s string) string {
+	if strings.IndexByte(s, '\r') >= 0 {
+		s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+	}
 	if strings.IndexByte(s, '&') < 0 {
 		return s
 	}

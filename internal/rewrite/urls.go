@@ -380,6 +380,9 @@ func encodeAttr(v string, quote byte) string {
 			} else {
 				b.WriteByte(c)
 			}
+		case '\r':
+			// Written as it is, a CR is read as a LF (WHATWG §13.2.3.5).
+			b.WriteString("&#13;")
 		default:
 			if quote == 0 && isSpace(c) {
 				b.WriteString("&#" + itoa(int(c)) + ";")

@@ -1,227 +1,213 @@
 package rewrite
 
 import (
-	"bytes"
+	"fmt"
+	"net"
 	"strings"
+
+	"golang.org/x/net/html"
 )
 
-// The URL rules as they were before they were made allocation-free, kept
-// as the oracle of the reference rewriter (reference_test.go): the
-// differential tests and FuzzDifferential then check that the serving
-// rules give byte-identical output.
+// The URL rules of docs/behaviour.md, "URL rewriting", written from that
+// text on strings, as the oracle of the reference rewriter
+// (reference_test.go) and of TestURLRulesMatchOracle. Attribute values are
+// decoded by x/net/html's Tokenizer (TagAttr), which follows the attribute
+// rule for character references (WHATWG §13.2.5.73: "&timestamp" stays as
+// written; html.UnescapeString applies the text rule and would not), and
+// escaped by refEscape below. Nothing here comes from the scanner
+// (independence_test.go).
 
-// oracleHostRewriter rewrites occurrences of the origin host in URL attribute values.
-// Host names compare case-insensitively (RFC 3986 §3.2.2), so a link written
-// "http://ORIGIN.example/" is the origin as much as the lower-case one.
-type oracleHostRewriter struct {
-	name string // origin host name (or bracketed IPv6 literal), lower case
-	// port is the origin's port when it is not the default of its scheme;
-	// empty means the origin is on its scheme's default port, and a link
-	// naming that default port explicitly is the same origin (see portOK).
-	port        string
-	hostB       []byte // name, for the quick test on raw bytes
-	requestHost string // client-facing host[:port]
-	scheme      string // client-facing scheme
+// refRules are the URL rules for one origin and one client-facing host.
+type refRules struct {
+	host    string // the origin's host name, ASCII lower case; an IPv6 literal keeps its brackets
+	port    string // the origin's port, "" when it is its scheme's default
+	scheme  string // request_scheme
+	reqHost string // request_host
 }
 
-// newOracleHostRewriter prepares the host rules for one page; hostB's bytes are
-// appended to buf, so that a pooled rewriter reuses its buffer.
-func newOracleHostRewriter(originHost, requestHost, scheme string, buf []byte) oracleHostRewriter {
-	name, port := splitOriginHost(asciiLower(originHost))
-	return oracleHostRewriter{name: name, port: port, hostB: append(buf, name...), requestHost: requestHost, scheme: scheme}
-}
-
-// portOK reports whether the explicit port p (without its colon) after a
-// match of the origin name keeps it the origin. An origin on a non-default
-// port matches only that port. An origin on its default port also matches
-// the default port written out: 443 after https://, 80 after http://, and
-// either after // or a bare host, whose scheme is the page's.
-func (h *oracleHostRewriter) portOK(p string, f urlForm) bool {
-	if h.port != "" {
-		return p == h.port
+func newRefRules(originHost, requestHost, scheme string) refRules {
+	host, port, err := net.SplitHostPort(refLower(originHost))
+	if err != nil {
+		host, port = refLower(originHost), "" // no port
+	} else if strings.Contains(host, ":") {
+		host = "[" + host + "]"
 	}
-	switch f {
-	case formHTTPS:
+	return refRules{host: host, port: port, scheme: scheme, reqHost: requestHost}
+}
+
+// refKind names the rule set of an attribute ("href" for href, src and
+// action), or "" for attributes that are not rewritten. name is lower case,
+// as the Tokenizer gives it.
+func refKind(name string) string {
+	switch name {
+	case "href", "src", "action":
+		return "href"
+	case "srcset", "imagesrcset":
+		return name
+	}
+	return ""
+}
+
+// refLower lower-cases ASCII letters only: host names and schemes compare
+// in ASCII case (RFC 3986 §3.2.2), and every byte offset stays valid.
+func refLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + ('a' - 'A')
+		}
+	}
+	return string(b)
+}
+
+// rewrite applies the rules to a decoded value: every occurrence of the
+// origin that qualifies is replaced.
+func (r refRules) rewrite(v, kind string) (string, bool) {
+	if r.host == "" || kind == "" {
+		return v, false
+	}
+	lv := refLower(v)
+	var out strings.Builder
+	done, changed := 0, false // v[:done] is decided
+	for from := 0; ; {
+		i := strings.Index(lv[from:], r.host)
+		if i < 0 {
+			break
+		}
+		at := from + i
+		start, end, repl, ok := r.occurrence(lv, done, at, kind)
+		if !ok {
+			from = at + len(r.host)
+			continue
+		}
+		out.WriteString(v[done:start])
+		out.WriteString(repl)
+		done, from, changed = end, end, true
+	}
+	if !changed {
+		return v, false
+	}
+	out.WriteString(v[done:])
+	return out.String(), true
+}
+
+// occurrence decides the origin host name found at lv[at:]: whether it is
+// written https://, http://, // or bare (the scheme part lying after
+// lv[:done], which is already rewritten), whether its port keeps it the
+// origin, and whether it ends the host. It returns the text to replace,
+// lv[start:end], and its replacement.
+func (r refRules) occurrence(lv string, done, at int, kind string) (start, end int, repl string, ok bool) {
+	before := lv[done:at]
+	form := ""
+	switch {
+	case strings.HasSuffix(before, "https://"):
+		form, start, repl = "https", at-len("https://"), r.scheme+"://"+r.reqHost
+	case strings.HasSuffix(before, "http://"):
+		form, start, repl = "http", at-len("http://"), r.scheme+"://"+r.reqHost
+	case strings.HasSuffix(before, "//"):
+		form, start, repl = "//", at-len("//"), "//"+r.reqHost
+	case kind == "href" && at == 0,
+		kind == "srcset" && (at == 0 || !strings.ContainsRune("abcdefghijklmnopqrstuvwxyz0123456789-._", rune(lv[at-1]))):
+		form, start, repl = "bare", at, r.reqHost
+	default:
+		return 0, 0, "", false
+	}
+	end = at + len(r.host)
+	if strings.HasPrefix(lv[end:], ":") {
+		digits := lv[end+1:]
+		if k := strings.IndexFunc(digits, func(c rune) bool { return c < '0' || c > '9' }); k >= 0 {
+			digits = digits[:k]
+		}
+		if !r.portKeepsOrigin(digits, form) {
+			return 0, 0, "", false
+		}
+		end += 1 + len(digits)
+	} else if r.port != "" {
+		return 0, 0, "", false
+	}
+	if end < len(lv) && !strings.ContainsRune("/?#\\, \t\n\r\f", rune(lv[end])) {
+		return 0, 0, "", false // a longer host name, or a port of another origin
+	}
+	return start, end, repl, true
+}
+
+// portKeepsOrigin: an origin on a port of its own matches only that port;
+// one on its scheme's default port also matches the default written out,
+// :443 after https://, :80 after http://, either after // or bare.
+func (r refRules) portKeepsOrigin(p, form string) bool {
+	switch {
+	case r.port != "":
+		return p == r.port
+	case form == "https":
 		return p == "443"
-	case formHTTP:
+	case form == "http":
 		return p == "80"
 	}
 	return p == "443" || p == "80"
 }
 
-// endsHost reports whether the byte after a host match ends the authority.
-// A host followed by more host characters ("origin.example.evil.com") or a
-// port (a different origin) is not the origin host, so it is left alone.
-func oracleEndsHost(v string, i int) bool {
-	if i >= len(v) {
-		return true
-	}
-	switch c := v[i]; c {
-	case '/', '?', '#', ',', '\\':
-		return true
-	default:
-		return isSpace(c)
-	}
-}
-
-// startsBare reports whether a bare host at i may be rewritten: for href,
-// src and action only at the start of the value; in srcset anywhere at a
-// host boundary, which covers image CDNs that carry the origin in the path
-// ("https://i0.wp.com/origin.example/a.png") as well as candidate starts
-// (docs/behaviour.md, "URL rewriting").
-func oracleStartsBare(v string, i int, kind attrKind) bool {
-	switch kind {
-	case kindURL:
-		return i == 0
-	case kindSrcset:
-		return i == 0 || !isHostChar(v[i-1])
-	}
-	return false
-}
-
-// match reports whether the origin name found at at is a rewritable origin
-// reference in lv (the lower-cased value), and if so where the replaced text
-// starts and ends and what replaces it. last is where the unconsumed part of
-// the value begins, so a scheme already consumed is never matched twice.
-func (h *oracleHostRewriter) match(lv string, last, at int, kind attrKind) (from, to int, repl string, ok bool) {
-	prefix := lv[last:at]
-	var f urlForm
-	switch {
-	case strings.HasSuffix(prefix, "https://"):
-		f, from, repl = formHTTPS, at-len("https://"), h.scheme+"://"+h.requestHost
-	case strings.HasSuffix(prefix, "http://"):
-		f, from, repl = formHTTP, at-len("http://"), h.scheme+"://"+h.requestHost
-	case strings.HasSuffix(prefix, "//"):
-		f, from, repl = formRelative, at-len("//"), "//"+h.requestHost
-	case oracleStartsBare(lv, at, kind):
-		f, from, repl = formBare, at, h.requestHost
-	default:
-		return 0, 0, "", false
-	}
-	if kind == kindImageSrcset && f == formBare {
-		return 0, 0, "", false
-	}
-	to = at + len(h.name)
-	if to < len(lv) && lv[to] == ':' {
-		p := to + 1
-		for p < len(lv) && lv[p] >= '0' && lv[p] <= '9' {
-			p++
-		}
-		if !h.portOK(lv[to+1:p], f) {
-			return 0, 0, "", false
-		}
-		to = p
-	} else if h.port != "" {
-		return 0, 0, "", false
-	}
-	return from, to, repl, oracleEndsHost(lv, to)
-}
-
-// rewrite applies the URL rules (docs/behaviour.md, "URL rewriting") to a
-// decoded attribute value. It returns the new value and whether anything
-// changed.
-func (h *oracleHostRewriter) rewrite(v string, kind attrKind) (string, bool) {
-	// Matching runs on an ASCII-lower-cased copy; lower-casing ASCII keeps
-	// every byte offset, so the offsets apply to v unchanged.
-	lv := asciiLower(v)
-	if !strings.Contains(lv, h.name) {
-		return v, false
-	}
-	var b strings.Builder
-	last, changed := 0, false
-	for i := 0; i < len(lv); {
-		j := strings.Index(lv[i:], h.name)
-		if j < 0 {
-			break
-		}
-		at := i + j
-		i = at + len(h.name)
-		from, to, repl, ok := h.match(lv, last, at, kind)
-		if !ok {
-			continue
-		}
-		b.WriteString(v[last:from])
-		b.WriteString(repl)
-		last, i, changed = to, to, true
-	}
+// rewriteRaw rewrites an attribute's raw value, as written between its
+// quotes (quote is a double or single quote, or 0 when unquoted), and returns the
+// raw text that replaces it. The rules apply to the decoded value; the
+// page's own spelling is kept when the same replacement on the raw text
+// decodes to the rewritten value, and otherwise the rewritten value is
+// escaped for the value's quotes.
+func (r refRules) rewriteRaw(raw string, quote byte, kind string) (string, bool) {
+	want, changed := r.rewrite(refDecode(raw, quote), kind)
 	if !changed {
-		return v, false
+		return "", false
 	}
-	b.WriteString(v[last:])
-	return b.String(), true
+	if direct, ok := r.rewrite(raw, kind); ok && refDecode(direct, quote) == want {
+		return direct, true
+	}
+	return refEscape(want, quote), true
 }
 
-// rewriteRawValue rewrites one raw (possibly entity-encoded) attribute value.
-// Matching happens on the decoded value (docs/behaviour.md, "URL rewriting"). When the raw bytes hold
-// no character references the rewrite is done on them directly, so that
-// unchanged parts stay byte-identical; otherwise the new decoded value is
-// re-encoded for its quoting context.
-func (h *oracleHostRewriter) rewriteRawValue(raw []byte, quote byte, kind attrKind) ([]byte, bool) {
-	if bytes.IndexByte(raw, '&') < 0 {
-		if !containsFold(raw, h.hostB) {
-			return nil, false // the common case, without allocating
-		}
-		// Host names introduce no character that needs escaping.
-		out, changed := h.rewrite(string(raw), kind)
-		if !changed {
-			return nil, false
-		}
-		return []byte(out), true
+// refDecode decodes a raw attribute value written in its quotes, as the
+// Tokenizer does, except that a NUL byte of the page stays a NUL: it is
+// the page's own spelling of U+FFFD in an attribute (WHATWG §13.2.5.36–38),
+// which no character reference decodes to (&#0; is U+FFFD itself), and a
+// value rewritten from it keeps it. A CR of the page is a LF, as input
+// preprocessing makes it (WHATWG §13.2.3.5); &#13; is a CR.
+func refDecode(raw string, quote byte) string {
+	parts := strings.Split(raw, "\x00") // a NUL ends any reference before it
+	for i, p := range parts {
+		parts[i] = refTokenizerDecode(p, quote)
 	}
-	rawStr := string(raw)
-	decoded := unescapeAttr(rawStr)
-	out, changed := h.rewrite(decoded, kind)
-	if !changed {
-		return nil, false
-	}
-	// Prefer the same substitution on the raw text when it decodes to the
-	// same result: the host names involved never contain '&', so this keeps
-	// the page's own entity spelling.
-	if direct, ok := h.rewrite(rawStr, kind); ok && unescapeAttr(direct) == out {
-		return []byte(direct), true
-	}
-	return []byte(oracleEncodeAttr(out, quote)), true
+	return strings.Join(parts, "\x00")
 }
 
-// encodeAttr escapes a decoded value for the given quote context.
-func oracleEncodeAttr(v string, quote byte) string {
-	var b strings.Builder
-	for i := 0; i < len(v); i++ {
-		switch c := v[i]; c {
-		case '&':
-			b.WriteString("&amp;")
-		case '"':
-			if quote == '"' || quote == 0 {
-				b.WriteString("&quot;")
-			} else {
-				b.WriteByte(c)
-			}
-		case '\'':
-			if quote == '\'' || quote == 0 {
-				b.WriteString("&#39;")
-			} else {
-				b.WriteByte(c)
-			}
-		case '<', '>', '`', '=':
-			if quote == 0 {
-				b.WriteString("&#" + oracleItoa(int(c)) + ";")
-			} else {
-				b.WriteByte(c)
-			}
-		default:
-			if quote == 0 && isSpace(c) {
-				b.WriteString("&#" + oracleItoa(int(c)) + ";")
-			} else {
-				b.WriteByte(c)
-			}
-		}
+func refTokenizerDecode(raw string, quote byte) string {
+	// An unquoted value is read after an "x", which no reference takes
+	// in, so that a part after a NUL starting with a quote stays unquoted.
+	q, x := "", "x"
+	if quote != 0 {
+		q, x = string(quote), ""
 	}
-	return b.String()
+	z := html.NewTokenizer(strings.NewReader("<a v=" + q + x + raw + q + ">"))
+	if tt := z.Next(); tt != html.StartTagToken {
+		panic(fmt.Sprintf("refDecode: %q in quotes %q is no attribute value (%v)", raw, q, tt))
+	}
+	key, val, more := z.TagAttr()
+	if string(key) != "v" || more {
+		panic(fmt.Sprintf("refDecode: %q in quotes %q is more than one value", raw, q))
+	}
+	return strings.TrimPrefix(string(val), x)
 }
 
-func oracleItoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return oracleItoa(n/10) + string(rune('0'+n%10))
+// refEscapers escape a decoded value for each quoting context (WHATWG
+// §13.2.5.36–38): in quotes only '&' and that quote are special; unquoted,
+// white space and '>' end the value, and " ' < = ` are errors in it. A CR
+// is always a reference: written as it is, it would be read as a LF.
+var refEscapers = map[byte]*strings.Replacer{
+	'"':  strings.NewReplacer("&", "&amp;", `"`, "&quot;", "\r", "&#13;"),
+	'\'': strings.NewReplacer("&", "&amp;", "'", "&#39;", "\r", "&#13;"),
+	0: strings.NewReplacer("&", "&amp;", `"`, "&quot;", "'", "&#39;", "<", "&#60;", ">", "&#62;", "`", "&#96;", "=", "&#61;",
+		" ", "&#32;", "\t", "&#9;", "\n", "&#10;", "\r", "&#13;", "\f", "&#12;"),
 }
+
+func refEscape(v string, quote byte) string { return refEscapers[quote].Replace(v) }
+
+// refNeedsQuotes reports whether a raw value written unquoted would be a
+// parse error or end early (WHATWG §13.2.5.38).
+func refNeedsQuotes(v string) bool { return strings.ContainsAny(v, " \t\n\r\f>\"'<=`") }

@@ -131,22 +131,30 @@ func TestContainsFold(t *testing.T) {
 	}
 }
 
-// TestURLRulesMatchOracle catches the allocation-free URL rules giving a
-// different value than the rules they replaced (urls_oracle_test.go), on
-// values built from the pieces they decide on: schemes, ports, host
-// boundaries, letter case, and character references that do and do not
-// decode to part of the host (&#46; &period; &fjlig; legacy names without
-// ';' such as the "&times" of "&timestamp").
+// TestURLRulesMatchOracle catches the allocation-free URL rules (urls.go)
+// giving another value than the plain rules of urls_oracle_test.go, which
+// decode with the Tokenizer and escape with their own table, on values built
+// from the pieces they decide on: schemes, ports, host boundaries, letter
+// case, character references that do and do not decode to part of the host
+// (&#46; &period; &fjlig; legacy names without ';' such as the "&times" of
+// "&timestamp"), and characters that need escaping once decoded. A value is
+// tried in each quoting context it can appear in. Besides matching the
+// oracle byte for byte, every rewritten value must decode, in its quotes,
+// to the rewritten decoded value: an escaping bug fails both.
 func TestURLRulesMatchOracle(t *testing.T) {
 	pieces := []string{
 		"origin.pub.example", "ORIGIN.Pub.example", "origin", "pub.example", ".pub.example", "https://", "HTTP://", "//", "/",
-		":443", ":80", ":8443", "?", "#", ",", " ", "\\", "x", "img.", "a", "1x", "=", "'", "\"", "<",
-		"&amp;", "&AMP;", "&", "&#46;", "&#x2F;", "&#47;", "&period;", "&sol;", "&colon;", "&fjlig;", "&lt;",
+		":443", ":80", ":8443", "?", "#", ",", " ", "\\", "x", "img.", "a", "1x", "=", "'", "\"", "<", ">", "`", "\t",
+		"&amp;", "&AMP;", "&", "&#46;", "&#x2F;", "&#47;", "&period;", "&sol;", "&colon;", "&fjlig;", "&lt;", "&gt;",
 		"&quot;", "&times", "tamp=1", "&copy", "&amp", "&b=2", "&;", "&#", "&#x", "&ampfoo;", "&nbsp;",
+		"&#39;", "&apos;", "&#x22;", "&Tab;", "&NewLine;", "&#32;", "&grave;", "&equals;", "&#10;", "&#13;",
 	}
 	hosts := []string{"origin.pub.example", "origin.pub.example:8443", "[::1]:8080", "fj.example", "ñ.example"}
 	fixed := []string{"//origin&#46;pub.example/", "https://origin&period;pub.example/?a=1&times=2",
-		"&copyorigin.pub.example/a 1x", "//origin.pub.example/?a=1&amp;b=2&lt;&quot;&gt;", "&amp;origin.pub.example/a 1x", "//origin.pub.example/?a&amp;b&timestamp=1", "//&#x6f;rigin.pub.example", "//&ntilde.example/a"}
+		"&copyorigin.pub.example/a 1x", "//origin.pub.example/?a=1&amp;b=2&lt;&quot;&gt;", "&amp;origin.pub.example/a 1x",
+		"//origin.pub.example/?a&amp;b&timestamp=1", "//&#x6f;rigin.pub.example", "//&ntilde.example/a",
+		"//origin&#46;pub.example/&#39;&quot;&lt;&gt;&#96;&#61;&#32;&#9;"}
+	escaped := map[byte]int{}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for k := range 20000 {
 		var b strings.Builder
@@ -157,25 +165,54 @@ func TestURLRulesMatchOracle(t *testing.T) {
 				b.WriteString(pieces[rng.IntN(len(pieces))])
 			}
 		}
-		raw := []byte(b.String())
+		raw := b.String()
 		host := hosts[k%len(hosts)]
 		var h hostRewriter
-		reqHost := []string{"www.pub.example:8080", "amp.example", "a&amp.example"}[k%3]
+		reqHost := []string{"www.pub.example:8080", "amp.example", "[::2]"}[k%3] // host names, as Options.RequestHost requires
 		h.reset(host, reqHost, "https")
-		oracle := newOracleHostRewriter(host, reqHost, "https", nil)
-		for _, kind := range []attrKind{kindURL, kindSrcset, kindImageSrcset} {
+		oracle := newRefRules(host, reqHost, "https")
+		for _, name := range []string{"href", "srcset", "imagesrcset"} {
+			kind, refK := classifyAttr([]byte(name)), refKind(name)
 			for _, quote := range []byte{'"', '\'', 0} {
-				got, gotOK := h.rewriteRawValue(raw, quote, kind)
-				want, wantOK := oracle.rewriteRawValue(raw, quote, kind)
-				if gotOK != wantOK || (gotOK && !bytes.Equal(got, want)) {
-					t.Fatalf("host %s kind %d quote %q value %q: got %q %v, oracle %q %v", host, kind, quote, raw, got, gotOK, want, wantOK)
+				if !rawValueFits(raw, quote) {
+					continue
+				}
+				got, gotOK := h.rewriteRawValue([]byte(raw), quote, kind)
+				want, wantOK := oracle.rewriteRaw(raw, quote, refK)
+				if gotOK != wantOK || (gotOK && string(got) != want) {
+					t.Fatalf("host %s %s quote %q value %q: got %q %v, oracle %q %v", host, name, quote, raw, got, gotOK, want, wantOK)
+				}
+				if !gotOK {
+					continue
+				}
+				decoded, _ := oracle.rewrite(refDecode(raw, quote), refK)
+				if d := refDecode(string(got), quote); d != decoded {
+					t.Fatalf("host %s %s quote %q value %q: rewritten to %q, which decodes to %q, want %q", host, name, quote, raw, got, d, decoded)
+				}
+				if want == refEscape(decoded, quote) && strings.ContainsAny(decoded, "\"'<>`= \t\n") {
+					escaped[quote]++
 				}
 			}
-			got, gotOK := h.rewriteString(string(raw), kind)
-			want, wantOK := oracle.rewrite(string(raw), kind)
+			got, gotOK := h.rewriteString(raw, kind)
+			want, wantOK := oracle.rewrite(raw, refK)
 			if got != want || gotOK != wantOK {
-				t.Fatalf("host %s kind %d string %q: got %q, oracle %q", host, kind, raw, got, want)
+				t.Fatalf("host %s %s string %q: got %q, oracle %q", host, name, raw, got, want)
 			}
 		}
 	}
+	for _, q := range []byte{'"', '\'', 0} {
+		if escaped[q] < 10 {
+			t.Errorf("only %d values in quotes %q were escaped: the test no longer exercises the escaping", escaped[q], q)
+		}
+	}
+}
+
+// rawValueFits reports whether raw can be an attribute value's raw text in
+// the quoting context: a quoted value holds no raw quote of its kind, and an
+// unquoted one no white space or '>', and starts with no quote.
+func rawValueFits(raw string, quote byte) bool {
+	if quote != 0 {
+		return strings.IndexByte(raw, quote) < 0
+	}
+	return raw != "" && !strings.ContainsAny(raw, " \t\n\r\f>") && raw[0] != '"' && raw[0] != '\''
 }
