@@ -119,7 +119,7 @@ func New() *Set {
 	}, []string{"coding"})
 	s.auction = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: namespace, Name: "auction_duration_seconds",
-		Help:    "Time from starting a page's auction to the page receiving its bids or giving up, by outcome (completed, timeout, error, cancelled).",
+		Help:    "Time from starting a page's auction to the page receiving its bids or giving up, by outcome (completed, partial, timeout, failed, cancelled).",
 		Buckets: auctionBuckets,
 	}, []string{"outcome"})
 	s.bundleHits = prometheus.NewCounter(prometheus.CounterOpts{

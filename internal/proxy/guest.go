@@ -431,6 +431,8 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			<-x.done
 		}
 		if x.auction != nil {
+			// Stop waits for the endpoint calls, so their log lines and
+			// metrics come before the access line.
 			x.auction.Stop()
 		}
 		g.finish(r, x)
