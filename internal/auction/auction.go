@@ -73,6 +73,7 @@ func (t Tally) pending() int { return t.Sources - t.Answered - t.Failed - t.Time
 type Progress struct {
 	Bids map[string]ssat.Bid
 	Tally
+	from map[string]int // slot id → the index of the source whose bid it is
 }
 
 // partialProvider is a provider that gathers bids from several sources: it
@@ -87,7 +88,7 @@ type partialProvider interface {
 
 // winCounter is a provider that counts the bids that reached a page.
 type winCounter interface {
-	Won(map[string]ssat.Bid)
+	won(Progress)
 }
 
 // Call is one running auction.
@@ -200,33 +201,37 @@ func OutcomeOf(p Progress) Outcome {
 // finish by its deadline (a provider that offers partial results keeps
 // them): the page is never held longer than the timeout.
 func (c *Call) Wait(ctx context.Context) (map[string]ssat.Bid, Outcome) {
-	bids, out := c.wait(ctx)
-	if w, ok := c.p.(winCounter); ok && len(bids) > 0 {
-		w.Won(bids)
+	p := c.wait(ctx)
+	out := OutcomeOf(p)
+	if p.Bids == nil || out == Cancelled {
+		return map[string]ssat.Bid{}, out
 	}
-	return bids, out
+	if w, ok := c.p.(winCounter); ok && len(p.Bids) > 0 {
+		w.won(p)
+	}
+	return p.Bids, out
 }
 
-func (c *Call) wait(ctx context.Context) (map[string]ssat.Bid, Outcome) {
+func (c *Call) wait(ctx context.Context) Progress {
 	// A finished auction is used even when the page reaches </body> after
 	// the deadline: select would otherwise pick at random between the two
 	// ready cases.
 	select {
 	case <-c.done:
-		return pageResult(c.final)
+		return c.final
 	default:
 	}
 	t := time.NewTimer(time.Until(c.deadline))
 	defer t.Stop()
 	select {
 	case <-c.done:
-		return pageResult(c.final)
+		return c.final
 	case <-t.C:
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return pageResult(c.offered)
+		return c.offered
 	case <-ctx.Done():
-		return map[string]ssat.Bid{}, Cancelled
+		return Progress{Tally: Tally{Sources: 1, Cancelled: 1}}
 	}
 }
 
@@ -237,13 +242,4 @@ func (c *Call) wait(ctx context.Context) (map[string]ssat.Bid, Outcome) {
 func (c *Call) Stop() {
 	c.cancel()
 	<-c.done
-}
-
-// pageResult is the bids the page gets for p, never nil, and the outcome.
-func pageResult(p Progress) (map[string]ssat.Bid, Outcome) {
-	out := OutcomeOf(p)
-	if p.Bids == nil || out == Cancelled {
-		return map[string]ssat.Bid{}, out
-	}
-	return p.Bids, out
 }

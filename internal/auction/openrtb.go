@@ -190,7 +190,7 @@ func (p *OpenRTB) BidsPartial(ctx context.Context, req Request, offer func(Progr
 			}
 		}
 		prog.count(a.outcome)
-		prog.Bids = winners(best)
+		prog.Bids, prog.from = winners(best)
 		if offer != nil {
 			offer(prog)
 		}
@@ -213,18 +213,23 @@ func (t *Tally) count(endpointOutcome string) {
 	}
 }
 
-func winners(best map[string]candidate) map[string]ssat.Bid {
+// winners are the best bids per slot, and the endpoint each came from.
+func winners(best map[string]candidate) (map[string]ssat.Bid, map[string]int) {
 	out := make(map[string]ssat.Bid, len(best))
+	from := make(map[string]int, len(best))
 	for id, c := range best {
 		out[id] = c.bid
+		from[id] = c.endpoint
 	}
-	return out
+	return out, from
 }
 
-// Won counts the bids that reached a page, by seat.
-func (p *OpenRTB) Won(bids map[string]ssat.Bid) {
-	for _, b := range bids {
-		p.o.Stats.addWon(b.HbBidder)
+// won counts the bids that reached a page, by endpoint and seat.
+func (p *OpenRTB) won(pr Progress) {
+	for slot, b := range pr.Bids {
+		if i, ok := pr.from[slot]; ok {
+			p.o.Stats.addWon(p.o.Endpoints[i].Name, b.HbBidder)
+		}
 	}
 }
 

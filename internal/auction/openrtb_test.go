@@ -16,12 +16,14 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 	"github.com/ssatd/ssatd/internal/openrtb"
@@ -283,8 +285,9 @@ func TestWinnerAcrossEndpoints(t *testing.T) {
 	if !reflect.DeepEqual(s.Ignored, wantIgnored) {
 		t.Errorf("ignored %v, want %v", s.Ignored, wantIgnored)
 	}
-	if !reflect.DeepEqual(s.WonBySeat, map[string]int64{"alpha": 1, "beta": 1}) {
-		t.Errorf("won by seat %v", s.WonBySeat)
+	if a, b := s.Endpoints["ep1"].Won, s.Endpoints["ep2"].Won; !reflect.DeepEqual(a, map[string]int64{"alpha": 1}) ||
+		!reflect.DeepEqual(b, map[string]int64{"beta": 1}) {
+		t.Errorf("won by seat: ep1 %v, ep2 %v", a, b)
 	}
 	for _, name := range []string{"ep1", "ep2"} {
 		if got := s.Endpoints[name].Outcomes; !reflect.DeepEqual(got, map[OutcomeKey]int64{{EndpointBids, ""}: 1}) {
@@ -442,8 +445,8 @@ func TestDeadlineKeepsPartialBids(t *testing.T) {
 	if got := s.Endpoints["ep2"].Outcomes; !reflect.DeepEqual(got, map[OutcomeKey]int64{{EndpointTimeout, ReasonNoAnswer}: 1}) {
 		t.Errorf("slow endpoint outcomes %v", got)
 	}
-	if !reflect.DeepEqual(s.WonBySeat, map[string]int64{"fast": 1}) {
-		t.Errorf("won %v", s.WonBySeat)
+	if got := s.Endpoints["ep1"].Won; !reflect.DeepEqual(got, map[string]int64{"fast": 1}) || len(s.Endpoints["ep2"].Won) != 0 {
+		t.Errorf("won %v, slow endpoint %v", got, s.Endpoints["ep2"].Won)
 	}
 }
 
@@ -547,7 +550,7 @@ func TestStatsPrometheus(t *testing.T) {
 	s := NewStats()
 	s.observe("pbs", 30*time.Millisecond, EndpointBids, "")
 	s.observe("pbs", 700*time.Millisecond, EndpointTimeout, ReasonSlowDrip)
-	s.addWon("appnexus")
+	s.addWon("pbs", "appnexus")
 	s.addIgnored(IgnoredNoAdm)
 	text, err := testutil.CollectAndFormat(s, expfmt.TypeTextPlain, "ssatd_auction_endpoint_requests_total",
 		"ssatd_auction_endpoint_duration_seconds", "ssatd_auction_bids_won_total", "ssatd_auction_bids_ignored_total")
@@ -564,17 +567,96 @@ func TestStatsPrometheus(t *testing.T) {
 		`ssatd_auction_endpoint_duration_seconds_bucket{endpoint="pbs",le="1"} 2`,
 		`ssatd_auction_endpoint_duration_seconds_bucket{endpoint="pbs",le="+Inf"} 2`,
 		`ssatd_auction_endpoint_duration_seconds_count{endpoint="pbs"} 2`,
-		`ssatd_auction_bids_won_total{seat="appnexus"} 1`,
+		`ssatd_auction_bids_won_total{endpoint="pbs",seat="appnexus"} 1`,
 		`ssatd_auction_bids_ignored_total{reason="no_adm"} 1`,
 	} {
 		if !strings.Contains(b.String(), want+"\n") {
 			t.Errorf("no %s in\n%s", want, b.String())
 		}
 	}
-	for i := range maxSeats + 5 {
-		s.addWon(fmt.Sprintf("seat%d", i))
+}
+
+// TestSeatLabels: a seat is its own label only when it is a short plain
+// token, and an endpoint has at most 32 named seats and other; another
+// endpoint has a cap of its own.
+func TestSeatLabels(t *testing.T) {
+	verifyNoLeaks(t)
+	for _, tt := range []struct{ seat, want string }{
+		{"appnexus", "appnexus"},
+		{"rubicon_2.b-X", "rubicon_2.b-X"},
+		{strings.Repeat("a", 64), strings.Repeat("a", 64)},
+		{strings.Repeat("a", 65), "other"},
+		{"", "other"},
+		{"two words", "other"},
+		{`quote"d`, "other"},
+		{"line\nbreak", "other"},
+		{"ünïcode", "other"},
+		{"seat}", "other"},
+	} {
+		if got := seatLabel(tt.seat); got != tt.want {
+			t.Errorf("seatLabel(%q) = %q, want %q", tt.seat, got, tt.want)
+		}
 	}
-	if n := len(s.Snapshot().WonBySeat); n != maxSeats+1 {
-		t.Errorf("%d seat labels, want at most %d and other", n, maxSeats)
+	s := NewStats()
+	s.addWon("pbs", "bad seat") // other first: it does not take a named place
+	for i := range 40 {
+		s.addWon("pbs", fmt.Sprintf("seat%d", i))
+	}
+	s.addWon("pbs", "seat3") // a named seat keeps its series
+	s.addWon("backup", "seat39")
+	snap := s.Snapshot()
+	pbs := snap.Endpoints["pbs"].Won
+	if len(pbs) != 33 || pbs["other"] != 1+8 || pbs["seat31"] != 1 || pbs["seat32"] != 0 || pbs["seat3"] != 2 {
+		t.Errorf("pbs seats: %d series, other %d, seat31 %d, seat32 %d, seat3 %d; want 33, 9, 1, 0, 2",
+			len(pbs), pbs["other"], pbs["seat31"], pbs["seat32"], pbs["seat3"])
+	}
+	if got := snap.Endpoints["backup"].Won; !reflect.DeepEqual(got, map[string]int64{"seat39": 1}) {
+		t.Errorf("backup seats %v: another endpoint's cap must not apply", got)
+	}
+}
+
+// TestHostileSeatsDoNotGrowMetrics: a bidder that wins every page with a
+// distinct 200 KB seat grew the exposition by 200 KB per page (8 MB after
+// 40 pages). Its seats count as other: the exposition has the same size
+// after 20 pages as after one, give or take the digits of the counts.
+func TestHostileSeatsDoNotGrowMetrics(t *testing.T) {
+	verifyNoLeaks(t)
+	const pages = 20
+	var n atomic.Int64
+	long := strings.Repeat("s", 200<<10)
+	e := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"r","seatbid":[{"seat":"%d-%s","bid":[{"id":"x","impid":"top","price":1,"adm":"<b>x</b>"}]}]}`, n.Add(1), long)
+	})
+	f := newFixture(t, OpenRTBOptions{}, e)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(f.p.Stats())
+	size := func() int {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		for _, mf := range mfs {
+			if _, err := expfmt.MetricFamilyToText(&b, mf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return b.Len()
+	}
+	var first int
+	for i := range pages {
+		if bids, out, _ := f.run(t, 5*time.Second); out != Completed || len(bids) != 1 {
+			t.Fatalf("page %d: outcome %v, bids %v", i, out, bids)
+		}
+		if i == 0 {
+			first = size()
+		}
+	}
+	if got := size(); got > first+64 || got > 16<<10 {
+		t.Errorf("exposition %d bytes after %d pages, %d after one", got, pages, first)
+	}
+	if got := f.p.Stats().Snapshot().Endpoints["ep1"].Won; !reflect.DeepEqual(got, map[string]int64{"other": pages}) {
+		t.Errorf("won %v, want other %d", got, pages)
 	}
 }

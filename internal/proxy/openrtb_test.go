@@ -140,7 +140,7 @@ func TestOpenRTBPageFinishesAtDeadlineWithPartialBids(t *testing.T) {
 	for _, want := range []string{
 		`ssatd_auction_endpoint_requests_total{endpoint="first",outcome="bids",reason=""} 1`,
 		`ssatd_auction_endpoint_requests_total{endpoint="second",outcome="timeout",reason="no_answer"} 1`,
-		`ssatd_auction_bids_won_total{seat="fastseat"} 1`,
+		`ssatd_auction_bids_won_total{endpoint="first",seat="fastseat"} 1`,
 	} {
 		if !strings.Contains(m.String(), want) {
 			t.Errorf("/metrics lacks %s:\n%s", want, m.String())
