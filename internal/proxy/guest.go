@@ -12,8 +12,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
@@ -27,6 +25,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ssatd/ssatd/internal/auction"
+	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/metrics"
@@ -189,9 +188,8 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 			g.bots = append(g.bots, b)
 		}
 	}
-	sum := sha256.Sum256(o.Bundle)
 	g.bundle = o.Bundle
-	g.bundleHash = hex.EncodeToString(sum[:])
+	g.bundleHash = bundle.Hash(o.Bundle)
 	g.bundleTag = rewrite.BundleTag(g.bundleHash)
 	g.provider = o.Provider
 	if g.provider == nil {
