@@ -98,7 +98,7 @@ func TestDemoThroughBothProxies(t *testing.T) {
 	d := startTestDemo(t)
 	const browserAE = "gzip, deflate, br, zstd"
 	originHost := strings.TrimPrefix(d.originURL, "http://")
-	bundleTag := `<script src="/static/tsjs=tsjs-unified.min.js?v=` + bundle.Hash() + `" id="trustedserver-js"></script>`
+	bundleTag := `<script src="/static/tsjs=tsjs-unified.min.js?v=` + bundle.Hash(bundle.JS()) + `" id="trustedserver-js"></script>`
 	for _, p := range d.origin.Pages() {
 		eligible := p.Path != demo.AboutPath
 		identity, _ := d.origin.Body(p.Path)

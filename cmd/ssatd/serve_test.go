@@ -187,7 +187,7 @@ func TestDaemonServesAndShutsDownGracefully(t *testing.T) {
 	d := startDaemon(t, origin.srv.URL)
 	c := newTestClient(t)
 	_, clientPort, _ := net.SplitHostPort(d.clientAddr)
-	bundleTag := `<script src="/static/tsjs=tsjs-unified.min.js?v=` + bundle.Hash() + `" id="trustedserver-js"></script>`
+	bundleTag := `<script src="/static/tsjs=tsjs-unified.min.js?v=` + bundle.Hash(bundle.JS()) + `" id="trustedserver-js"></script>`
 
 	t.Run("client port proxies and rewrites the page", func(t *testing.T) {
 		tests := []struct {

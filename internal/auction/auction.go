@@ -55,39 +55,62 @@ func (s Static) Bids(_ context.Context, req Request) (map[string]ssat.Bid, error
 	return out, nil
 }
 
+// Tally counts how the sources of one auction ended: the endpoints of an
+// OpenRTB provider, or the one source that any other provider is. Every
+// source asked ends in exactly one of the four counts, or is still pending.
+type Tally struct {
+	Sources   int // sources asked
+	Answered  int // a usable answer: bids, or a valid no-bid
+	Failed    int // an error status, an unusable answer, no connection
+	TimedOut  int // no answer by the deadline or the source's own timeout
+	Cancelled int // the page ended first
+}
+
+func (t Tally) pending() int { return t.Sources - t.Answered - t.Failed - t.TimedOut - t.Cancelled }
+
+// Progress is what an auction has gathered: the best bids so far and how
+// its sources have ended.
+type Progress struct {
+	Bids map[string]ssat.Bid
+	Tally
+	from map[string]int // slot id → the index of the source whose bid it is
+}
+
 // partialProvider is a provider that gathers bids from several sources: it
-// offers the best bids so far as sources answer, so that at the deadline
-// the page keeps what has arrived rather than nothing.
+// offers its progress each time a source ends, so that at the deadline the
+// page keeps what has arrived rather than nothing, and the outcome says
+// which sources answered.
 type partialProvider interface {
-	BidsPartial(ctx context.Context, req Request, offer func(map[string]ssat.Bid)) (map[string]ssat.Bid, error)
+	// sources is the number of sources BidsPartial will ask for req.
+	sources(req Request) int
+	BidsPartial(ctx context.Context, req Request, offer func(Progress)) Progress
 }
 
 // winCounter is a provider that counts the bids that reached a page.
 type winCounter interface {
-	Won(map[string]ssat.Bid)
+	won(Progress)
 }
 
 // Call is one running auction.
 type Call struct {
 	p        Provider
-	done     chan struct{}
-	bids     map[string]ssat.Bid
-	err      error
-	late     bool // the provider returned because the deadline had passed
+	done     chan struct{} // closed when the provider has returned
+	final    Progress      // the provider's result, written before done is closed
 	deadline time.Time
 	cancel   context.CancelFunc
 
 	mu      sync.Mutex
-	partial map[string]ssat.Bid // the best offered so far
+	offered Progress // the latest progress offered
 }
 
-func (c *Call) offer(bids map[string]ssat.Bid) {
+func (c *Call) offer(p Progress) {
 	c.mu.Lock()
-	c.partial = bids
+	c.offered = p
 	c.mu.Unlock()
 }
 
 // Start runs p in the background; the result is available until deadline.
+// Every Call must be stopped.
 func Start(ctx context.Context, p Provider, req Request, timeout time.Duration) *Call {
 	deadline := time.Now().Add(timeout)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
@@ -96,88 +119,127 @@ func Start(ctx context.Context, p Provider, req Request, timeout time.Duration) 
 	case None, Static:
 		// In-memory providers answer at once: run them here, so that a
 		// busy scheduler cannot starve a goroutine past the deadline and
-		// lose bids that were never in doubt (seen under load).
-		c.bids, c.err = p.Bids(ctx, req)
+		// lose bids that were never in doubt (seen under load). They
+		// never fail, and answer even past a deadline of zero.
+		bids, _ := p.Bids(ctx, req)
+		c.final = Progress{Bids: bids, Tally: Tally{Sources: 1, Answered: 1}}
 		close(c.done)
 		return c
 	}
+	pp, partial := p.(partialProvider)
+	c.offered.Sources = 1
+	if partial {
+		c.offered.Sources = pp.sources(req)
+	}
 	go func() {
 		defer close(c.done)
-		if pp, ok := p.(partialProvider); ok {
-			c.bids, c.err = pp.BidsPartial(ctx, req, c.offer)
-		} else {
-			c.bids, c.err = p.Bids(ctx, req)
+		if partial {
+			c.final = pp.BidsPartial(ctx, req, c.offer)
+			return
 		}
-		// A provider that gives up at the deadline returns at the same
-		// moment as the page's own timer fires; which of the two Wait sees
-		// first is down to the scheduler, so the outcome is decided here.
-		c.late = errors.Is(ctx.Err(), context.DeadlineExceeded)
+		bids, err := p.Bids(ctx, req)
+		c.final = single(ctx, bids, err)
 	}()
 	return c
+}
+
+// single is the progress of a provider that is one source: it answered,
+// failed, or was cut off by the deadline or the page's end. A provider that
+// returns bids because the deadline passed was cut off: its bids are kept
+// and the outcome is partial.
+func single(ctx context.Context, bids map[string]ssat.Bid, err error) Progress {
+	p := Progress{Bids: bids, Tally: Tally{Sources: 1}}
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		// Whichever of the provider and the page's timer notices the
+		// deadline first, the outcome is the same.
+		p.TimedOut = 1
+	case errors.Is(err, context.Canceled) || (err != nil && ctx.Err() != nil):
+		p.Cancelled = 1
+	case err != nil:
+		p.Bids, p.Failed = nil, 1
+	default:
+		p.Answered = 1
+	}
+	return p
 }
 
 // Outcome says how Wait ended, for the access log.
 type Outcome string
 
-// The outcomes of an auction, as the access line and the metrics name them.
+// The outcomes of an auction, as the access line and the metrics name them
+// (docs/behaviour.md, "SSAT injection"). OutcomeOf decides between them.
 const (
-	Completed Outcome = "completed" // the provider answered in time
-	TimedOut  Outcome = "timeout"   // the deadline came first, with no bids
-	Failed    Outcome = "error"     // the provider failed: the page gets no bids
+	Completed Outcome = "completed" // every source answered in time
+	// Partial: some sources gave no usable answer (they failed, or the
+	// deadline came first) and the page got the bids of those that did.
+	Partial   Outcome = "partial"
+	TimedOut  Outcome = "timeout"   // no source answered by the deadline, and none failed
+	Failed    Outcome = "failed"    // no source gave a usable answer, and at least one failed
 	Cancelled Outcome = "cancelled" // the page ended before the auction
-	// Partial: the deadline came first, and the page got the bids of the
-	// sources that had answered.
-	Partial Outcome = "partial"
 )
+
+// OutcomeOf is the one place where an auction's outcome is decided from how
+// its sources ended; sources still pending count as timed out.
+func OutcomeOf(p Progress) Outcome {
+	t := p.Tally
+	t.TimedOut += max(t.pending(), 0)
+	switch {
+	case t.Answered == t.Sources:
+		return Completed
+	case t.Cancelled > 0:
+		return Cancelled
+	case t.Answered > 0 || len(p.Bids) > 0:
+		return Partial
+	case t.Failed > 0:
+		return Failed
+	}
+	return TimedOut
+}
 
 // Wait returns the bids, or an empty set when the auction failed or did not
 // finish by its deadline (a provider that offers partial results keeps
 // them): the page is never held longer than the timeout.
 func (c *Call) Wait(ctx context.Context) (map[string]ssat.Bid, Outcome) {
-	bids, out := c.wait(ctx)
-	if w, ok := c.p.(winCounter); ok && len(bids) > 0 {
-		w.Won(bids)
+	p := c.wait(ctx)
+	out := OutcomeOf(p)
+	if p.Bids == nil || out == Cancelled {
+		return map[string]ssat.Bid{}, out
 	}
-	return bids, out
+	if w, ok := c.p.(winCounter); ok && len(p.Bids) > 0 {
+		w.won(p)
+	}
+	return p.Bids, out
 }
 
-func (c *Call) wait(ctx context.Context) (map[string]ssat.Bid, Outcome) {
+func (c *Call) wait(ctx context.Context) Progress {
 	// A finished auction is used even when the page reaches </body> after
 	// the deadline: select would otherwise pick at random between the two
 	// ready cases.
 	select {
 	case <-c.done:
-		return c.result()
+		return c.final
 	default:
 	}
 	t := time.NewTimer(time.Until(c.deadline))
 	defer t.Stop()
 	select {
 	case <-c.done:
-		return c.result()
+		return c.final
 	case <-t.C:
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if len(c.partial) > 0 {
-			return c.partial, Partial
-		}
-		return map[string]ssat.Bid{}, TimedOut
+		return c.offered
 	case <-ctx.Done():
-		return map[string]ssat.Bid{}, Cancelled
+		return Progress{Tally: Tally{Sources: 1, Cancelled: 1}}
 	}
 }
 
-// Stop releases the auction's resources; the provider's context is cancelled.
-func (c *Call) Stop() { c.cancel() }
-
-func (c *Call) result() (map[string]ssat.Bid, Outcome) {
-	switch {
-	case c.late && len(c.bids) > 0:
-		return c.bids, Partial
-	case c.late:
-		return map[string]ssat.Bid{}, TimedOut
-	case c.err != nil:
-		return map[string]ssat.Bid{}, Failed
-	}
-	return c.bids, Completed
+// Stop cancels the provider's context and waits for the provider to return,
+// so that nothing of the auction (its endpoint calls, their log lines and
+// metrics) outlives the page: the guest stops the auction before it writes
+// the access line. Stop may be called more than once.
+func (c *Call) Stop() {
+	c.cancel()
+	<-c.done
 }

@@ -27,6 +27,7 @@ func (p slowProvider) Bids(ctx context.Context, req Request) (map[string]ssat.Bi
 }
 
 func TestWait(t *testing.T) {
+	verifyNoLeaks(t)
 	tests := []struct {
 		name    string
 		p       Provider
@@ -42,6 +43,7 @@ func TestWait(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			verifyNoLeaks(t)
 			c := Start(context.Background(), tt.p, Request{Slots: []ssat.Slot{{ID: "top"}}}, tt.timeout)
 			defer c.Stop()
 			start := time.Now()
@@ -63,6 +65,7 @@ func TestWait(t *testing.T) {
 // had arrived in time, at random, because select chose between two ready
 // cases.
 func TestFinishedAuctionUsedAfterDeadline(t *testing.T) {
+	verifyNoLeaks(t)
 	for i := 0; i < 200; i++ {
 		c := Start(context.Background(), None{}, Request{}, time.Millisecond)
 		<-c.done
@@ -75,6 +78,7 @@ func TestFinishedAuctionUsedAfterDeadline(t *testing.T) {
 }
 
 func TestWaitCancelled(t *testing.T) {
+	verifyNoLeaks(t)
 	c := Start(context.Background(), slowProvider{delay: time.Second}, Request{}, time.Second)
 	defer c.Stop()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -87,6 +91,7 @@ func TestWaitCancelled(t *testing.T) {
 // Regression: under load the static provider's goroutine was sometimes not
 // scheduled before the deadline and pages lost their canned bids.
 func TestStaticProviderAnswersAtOnce(t *testing.T) {
+	verifyNoLeaks(t)
 	c := Start(context.Background(), Static{BySlot: map[string]ssat.Bid{"top": {}}}, Request{Slots: []ssat.Slot{{ID: "top"}}}, time.Nanosecond)
 	defer c.Stop()
 	time.Sleep(time.Millisecond)
@@ -108,6 +113,7 @@ func (untilDeadline) Bids(ctx context.Context, _ Request) (map[string]ssat.Bid, 
 // because the deadline passed being reported as completed when the page
 // reaches </body> a moment later (seen as a flaky access line under load).
 func TestProviderCutOffAtDeadlineIsPartial(t *testing.T) {
+	verifyNoLeaks(t)
 	c := Start(context.Background(), untilDeadline{}, Request{Slots: []ssat.Slot{{ID: "top"}}}, 20*time.Millisecond)
 	defer c.Stop()
 	<-c.done // the page arrives after the provider has returned

@@ -3,6 +3,7 @@ package auction
 import "testing"
 
 func TestGranularityEdges(t *testing.T) {
+	verifyNoLeaks(t)
 	tests := []struct {
 		gran  string
 		price string
@@ -78,6 +79,7 @@ func TestGranularityEdges(t *testing.T) {
 }
 
 func TestParsePriceRejects(t *testing.T) {
+	verifyNoLeaks(t)
 	for _, s := range []string{"", "abc", "1/3", "1e999999999", "1e-31", "0x10", "1.2.3"} {
 		if _, ok := ParsePrice(s); ok {
 			t.Errorf("ParsePrice(%q) accepted", s)

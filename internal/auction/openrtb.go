@@ -119,9 +119,24 @@ func (p *OpenRTB) Stats() *Stats { return p.o.Stats }
 // Close releases idle endpoint connections.
 func (p *OpenRTB) Close() { p.client.CloseIdleConnections() }
 
-// Bids runs the auction to the end of ctx or of the last answer.
+// errNoAnswer: no endpoint gave a usable answer.
+var errNoAnswer = errors.New("no endpoint gave a usable answer")
+
+// Bids runs the auction to the end of ctx or of the last answer. It fails
+// when no endpoint gave a usable answer (bids or a valid no-bid).
 func (p *OpenRTB) Bids(ctx context.Context, req Request) (map[string]ssat.Bid, error) {
-	return p.BidsPartial(ctx, req, nil)
+	pr := p.BidsPartial(ctx, req, nil)
+	if pr.Answered == 0 && pr.Sources > 0 {
+		return pr.Bids, fmt.Errorf("%w: %d failed, %d timed out, %d cancelled", errNoAnswer, pr.Failed, pr.TimedOut, pr.Cancelled)
+	}
+	return pr.Bids, nil
+}
+
+func (p *OpenRTB) sources(req Request) int {
+	if len(req.Slots) == 0 {
+		return 0
+	}
+	return len(p.o.Endpoints)
 }
 
 // candidate is a usable bid with what decides between equal prices: the
@@ -145,45 +160,76 @@ func (c candidate) beats(o candidate) bool {
 	return c.pos < o.pos
 }
 
-// BidsPartial is Bids, calling offer with the best bids so far each time an
-// endpoint has answered, so that a deadline keeps what has arrived.
-func (p *OpenRTB) BidsPartial(ctx context.Context, req Request, offer func(map[string]ssat.Bid)) (map[string]ssat.Bid, error) {
-	if len(req.Slots) == 0 || len(p.o.Endpoints) == 0 {
-		return map[string]ssat.Bid{}, nil
+// BidsPartial runs the auction, calling offer with its progress (the best
+// bids so far and how the endpoints have ended) each time an endpoint call
+// ends, so that a deadline keeps what has arrived. It returns when every
+// call has ended.
+func (p *OpenRTB) BidsPartial(ctx context.Context, req Request, offer func(Progress)) Progress {
+	prog := Progress{Bids: map[string]ssat.Bid{}, Tally: Tally{Sources: p.sources(req)}}
+	if prog.Sources == 0 {
+		return prog
 	}
-	answers := make(chan []candidate, len(p.o.Endpoints))
+	type ended struct {
+		cands   []candidate
+		outcome string
+	}
+	answers := make(chan ended, prog.Sources)
 	var wg sync.WaitGroup
 	for i := range p.o.Endpoints {
-		wg.Go(func() { answers <- p.call(ctx, i, req) })
+		wg.Go(func() {
+			cands, outcome := p.call(ctx, i, req)
+			answers <- ended{cands, outcome}
+		})
 	}
 	best := map[string]candidate{}
-	for range p.o.Endpoints {
-		cands := <-answers
-		for _, c := range cands {
+	for range prog.Sources {
+		a := <-answers
+		for _, c := range a.cands {
 			if cur, ok := best[c.slot]; !ok || c.beats(cur) {
 				best[c.slot] = c
 			}
 		}
-		if offer != nil && len(cands) > 0 {
-			offer(winners(best))
+		prog.count(a.outcome)
+		prog.Bids, prog.from = winners(best)
+		if offer != nil {
+			offer(prog)
 		}
 	}
 	wg.Wait()
-	return winners(best), nil
+	return prog
 }
 
-func winners(best map[string]candidate) map[string]ssat.Bid {
+// count adds one endpoint call's outcome.
+func (t *Tally) count(endpointOutcome string) {
+	switch endpointOutcome {
+	case EndpointBids, EndpointNoBid:
+		t.Answered++
+	case EndpointTimeout:
+		t.TimedOut++
+	case EndpointCancelled:
+		t.Cancelled++
+	default:
+		t.Failed++
+	}
+}
+
+// winners are the best bids per slot, and the endpoint each came from.
+func winners(best map[string]candidate) (map[string]ssat.Bid, map[string]int) {
 	out := make(map[string]ssat.Bid, len(best))
+	from := make(map[string]int, len(best))
 	for id, c := range best {
 		out[id] = c.bid
+		from[id] = c.endpoint
 	}
-	return out
+	return out, from
 }
 
-// Won counts the bids that reached a page, by seat.
-func (p *OpenRTB) Won(bids map[string]ssat.Bid) {
-	for _, b := range bids {
-		p.o.Stats.addWon(b.HbBidder)
+// won counts the bids that reached a page, by endpoint and seat.
+func (p *OpenRTB) won(pr Progress) {
+	for slot, b := range pr.Bids {
+		if i, ok := pr.from[slot]; ok {
+			p.o.Stats.addWon(p.o.Endpoints[i].Name, b.HbBidder)
+		}
 	}
 }
 
@@ -194,9 +240,10 @@ type result struct {
 	err             error
 }
 
-// call sends one bid request and returns the usable bids of its answer. It
-// records exactly one outcome, and logs one line for each bad answer.
-func (p *OpenRTB) call(ctx context.Context, i int, req Request) []candidate {
+// call sends one bid request and returns the usable bids of its answer and
+// the call's outcome. It records exactly one outcome, and logs one line for
+// each bad answer.
+func (p *OpenRTB) call(ctx context.Context, i int, req Request) ([]candidate, string) {
 	ep := p.o.Endpoints[i]
 	start := time.Now()
 	if ep.Timeout > 0 {
@@ -222,7 +269,7 @@ func (p *OpenRTB) call(ctx context.Context, i int, req Request) []candidate {
 			p.o.Logger.Info("auction endpoint has no bids", fields...)
 		}
 	}
-	return cands
+	return cands, res.outcome
 }
 
 func (p *OpenRTB) exchange(ctx context.Context, i int, req Request) ([]candidate, result) {

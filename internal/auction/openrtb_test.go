@@ -16,12 +16,14 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 	"github.com/ssatd/ssatd/internal/openrtb"
@@ -162,8 +164,7 @@ func (f *fixture) run(t *testing.T, timeout time.Duration) (map[string]ssat.Bid,
 	c := Start(context.Background(), f.p, testRequest, timeout)
 	bids, out := c.Wait(context.Background())
 	took := time.Since(start)
-	c.Stop()
-	<-c.done // the provider's goroutines have all returned
+	c.Stop() // returns once the provider's goroutines have all returned
 	return bids, out, took
 }
 
@@ -171,6 +172,7 @@ func (f *fixture) run(t *testing.T, timeout time.Duration) (map[string]ssat.Bid,
 // testdata/bidrequest.golden.json, and that nothing of the client's request
 // travels as a header.
 func TestBidRequestGolden(t *testing.T) {
+	verifyNoLeaks(t)
 	e := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	f := newFixture(t, OpenRTBOptions{GDPRApplies: true, Endpoints: []Endpoint{{AccountID: "1001", Test: true,
 		Headers: map[string]string{"X-Api-Key": "k1"}}}}, e)
@@ -252,6 +254,7 @@ func diffJSON(path string, want, got any) []string {
 }
 
 func TestWinnerAcrossEndpoints(t *testing.T) {
+	verifyNoLeaks(t)
 	a := newEndpoint(t, answer(
 		bid("a-top", "top", "1.50", "alpha"),
 		bid("a-side", "side", "0.80", "alpha"),
@@ -282,8 +285,9 @@ func TestWinnerAcrossEndpoints(t *testing.T) {
 	if !reflect.DeepEqual(s.Ignored, wantIgnored) {
 		t.Errorf("ignored %v, want %v", s.Ignored, wantIgnored)
 	}
-	if !reflect.DeepEqual(s.WonBySeat, map[string]int64{"alpha": 1, "beta": 1}) {
-		t.Errorf("won by seat %v", s.WonBySeat)
+	if a, b := s.Endpoints["ep1"].Won, s.Endpoints["ep2"].Won; !reflect.DeepEqual(a, map[string]int64{"alpha": 1}) ||
+		!reflect.DeepEqual(b, map[string]int64{"beta": 1}) {
+		t.Errorf("won by seat: ep1 %v, ep2 %v", a, b)
 	}
 	for _, name := range []string{"ep1", "ep2"} {
 		if got := s.Endpoints[name].Outcomes; !reflect.DeepEqual(got, map[OutcomeKey]int64{{EndpointBids, ""}: 1}) {
@@ -294,6 +298,7 @@ func TestWinnerAcrossEndpoints(t *testing.T) {
 
 // Bid w/h missing: the slot's first format is used.
 func TestBidSizeFallsBackToFormat(t *testing.T) {
+	verifyNoLeaks(t)
 	e := newEndpoint(t, answer(openrtb.Bid{ID: "x", ImpID: "top", Price: "1", AdM: "<b>x</b>", CrID: "s"}))
 	f := newFixture(t, OpenRTBOptions{}, e)
 	bids, _, _ := f.run(t, time.Second)
@@ -306,6 +311,7 @@ func TestBidSizeFallsBackToFormat(t *testing.T) {
 // one log line and one counted reason, while a good endpoint beside it
 // still wins its slot.
 func TestBadAnswers(t *testing.T) {
+	verifyNoLeaks(t)
 	oversize := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"id":"r","seatbid":[{"seat":"big","bid":[{"id":"x","impid":"side","price":9,"adm":"`)
@@ -332,35 +338,37 @@ func TestBadAnswers(t *testing.T) {
 		h       func(http.ResponseWriter, *http.Request)
 		outcome OutcomeKey
 		level   string
+		page    Outcome // the auction's: partial when the bad endpoint gave no usable answer
 	}{
-		{"500", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) }, OutcomeKey{EndpointError, ReasonStatus}, "warn"},
-		{"400", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad", 400) }, OutcomeKey{EndpointError, ReasonStatus}, "warn"},
+		{"500", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) }, OutcomeKey{EndpointError, ReasonStatus}, "warn", Partial},
+		{"400", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad", 400) }, OutcomeKey{EndpointError, ReasonStatus}, "warn", Partial},
 		{"redirect", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
-		}, OutcomeKey{EndpointError, ReasonStatus}, "warn"},
-		{"204", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }, OutcomeKey{EndpointNoBid, ReasonNoContent}, "info"},
-		{"invalid json", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, `{"id":"r","seatbid":[`) }, OutcomeKey{EndpointError, ReasonJSON}, "warn"},
-		{"oversize body", oversize, OutcomeKey{EndpointError, ReasonTooLarge}, "warn"},
+		}, OutcomeKey{EndpointError, ReasonStatus}, "warn", Partial},
+		{"204", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }, OutcomeKey{EndpointNoBid, ReasonNoContent}, "info", Completed},
+		{"invalid json", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, `{"id":"r","seatbid":[`) }, OutcomeKey{EndpointError, ReasonJSON}, "warn", Partial},
+		{"oversize body", oversize, OutcomeKey{EndpointError, ReasonTooLarge}, "warn", Partial},
 		{"connection error", func(w http.ResponseWriter, r *http.Request) {
 			c, _, err := w.(http.Hijacker).Hijack()
 			if err == nil {
 				c.Close()
 			}
-		}, OutcomeKey{EndpointError, ReasonConnection}, "warn"},
-		{"slow drip", slowDrip, OutcomeKey{EndpointTimeout, ReasonSlowDrip}, "warn"},
+		}, OutcomeKey{EndpointError, ReasonConnection}, "warn", Partial},
+		{"slow drip", slowDrip, OutcomeKey{EndpointTimeout, ReasonSlowDrip}, "warn", Partial},
 		{"no answer in time", func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-r.Context().Done():
 			case <-time.After(5 * time.Second):
 			}
-		}, OutcomeKey{EndpointTimeout, ReasonNoAnswer}, "warn"},
+		}, OutcomeKey{EndpointTimeout, ReasonNoAnswer}, "warn", Partial},
 		{"other currency", func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, `{"id":"r","cur":"EUR","seatbid":[{"seat":"eu","bid":[{"id":"e","impid":"side","price":5,"adm":"x"}]}]}`)
-		}, OutcomeKey{EndpointError, ReasonCurrency}, "warn"},
-		{"no usable bid", answer(bid("z", "side", "0", "zero")), OutcomeKey{EndpointNoBid, ReasonEmpty}, ""},
+		}, OutcomeKey{EndpointError, ReasonCurrency}, "warn", Partial},
+		{"no usable bid", answer(bid("z", "side", "0", "zero")), OutcomeKey{EndpointNoBid, ReasonEmpty}, "", Completed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			verifyNoLeaks(t)
 			good := newEndpoint(t, answer(bid("g", "top", "1.00", "good")))
 			bad := newEndpoint(t, tt.h)
 			timeout := 300 * time.Millisecond
@@ -372,8 +380,8 @@ func TestBadAnswers(t *testing.T) {
 			}
 			f := newFixture(t, OpenRTBOptions{Endpoints: []Endpoint{{Name: "good"}, {Name: "bad", Timeout: timeout}}}, good, bad)
 			bids, out, took := f.run(t, 8*time.Second)
-			if out != Completed || len(bids) != 1 || bids["top"].HbBidder != "good" {
-				t.Fatalf("outcome %v, bids %+v; want the good endpoint's bid alone", out, bids)
+			if out != tt.page || len(bids) != 1 || bids["top"].HbBidder != "good" {
+				t.Fatalf("outcome %v, bids %+v; want %v with the good endpoint's bid alone", out, bids, tt.page)
 			}
 			// The slow handlers would hold the auction for 5s or up to its
 			// 8s deadline; 3s leaves room for a loaded CI machine.
@@ -406,6 +414,7 @@ func TestBadAnswers(t *testing.T) {
 // than the auction deadline. Wait returns at the deadline with the answered
 // bids, and the late request is cancelled.
 func TestDeadlineKeepsPartialBids(t *testing.T) {
+	verifyNoLeaks(t)
 	fast := newEndpoint(t, answer(bid("f", "top", "1.00", "fast")))
 	released := make(chan struct{})
 	slow := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
@@ -436,15 +445,19 @@ func TestDeadlineKeepsPartialBids(t *testing.T) {
 	if got := s.Endpoints["ep2"].Outcomes; !reflect.DeepEqual(got, map[OutcomeKey]int64{{EndpointTimeout, ReasonNoAnswer}: 1}) {
 		t.Errorf("slow endpoint outcomes %v", got)
 	}
-	if !reflect.DeepEqual(s.WonBySeat, map[string]int64{"fast": 1}) {
-		t.Errorf("won %v", s.WonBySeat)
+	if got := s.Endpoints["ep1"].Won; !reflect.DeepEqual(got, map[string]int64{"fast": 1}) || len(s.Endpoints["ep2"].Won) != 0 {
+		t.Errorf("won %v, slow endpoint %v", got, s.Endpoints["ep2"].Won)
 	}
 }
 
 // A page whose client left cancels the calls: counted as cancelled, not as
-// the endpoint's fault.
+// the endpoint's fault. Caught under load: the provider returned before the
+// page's Wait, which then reported the auction as completed.
 func TestStopCancelsCalls(t *testing.T) {
+	verifyNoLeaks(t)
+	called := make(chan struct{}, 1)
 	slow := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
+		called <- struct{}{}
 		select {
 		case <-r.Context().Done():
 		case <-time.After(10 * time.Second):
@@ -453,27 +466,73 @@ func TestStopCancelsCalls(t *testing.T) {
 	f := newFixture(t, OpenRTBOptions{}, slow)
 	ctx, cancel := context.WithCancel(context.Background())
 	c := Start(ctx, f.p, testRequest, 5*time.Second)
-	for slow.calls() == 0 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	<-called
 	cancel()
 	if _, out := c.Wait(ctx); out != Cancelled {
 		t.Errorf("outcome %v", out)
 	}
 	c.Stop()
-	select {
-	case <-c.done:
-	case <-time.After(2 * time.Second):
-		t.Fatal("the provider did not return after cancellation")
-	}
 	if got := f.p.Stats().Snapshot().Endpoints["ep1"].Outcomes; !reflect.DeepEqual(got, map[OutcomeKey]int64{{EndpointCancelled, ""}: 1}) {
 		t.Errorf("outcomes %v", got)
 	}
 }
 
+// TestCancelledAuctionFinishedBeforeWaitIsCancelled: the page's request
+// ends, the provider returns at once, and only then does the page ask for
+// the bids. The auction was cancelled, not completed.
+func TestCancelledAuctionFinishedBeforeWaitIsCancelled(t *testing.T) {
+	verifyNoLeaks(t)
+	called := make(chan struct{}, 1)
+	slow := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
+		called <- struct{}{}
+		<-r.Context().Done()
+	})
+	f := newFixture(t, OpenRTBOptions{}, slow)
+	ctx, cancel := context.WithCancel(context.Background())
+	c := Start(ctx, f.p, testRequest, 5*time.Second)
+	defer c.Stop()
+	<-called
+	cancel()
+	<-c.done // the provider has returned before the page waits
+	if bids, out := c.Wait(ctx); out != Cancelled || len(bids) != 0 {
+		t.Errorf("outcome %v with %d bids, want cancelled with none", out, len(bids))
+	}
+}
+
+// TestStopWaitsForEndpointCalls: when Stop returns, every endpoint call has
+// ended and recorded its metric and log line, so that the page's access
+// line, written after Stop, is the last word on the page. It failed when
+// Stop only cancelled: the cancelled call was counted a moment later.
+func TestStopWaitsForEndpointCalls(t *testing.T) {
+	verifyNoLeaks(t)
+	var calls sync.WaitGroup
+	calls.Add(2)
+	hang := func(w http.ResponseWriter, r *http.Request) {
+		calls.Done()
+		<-r.Context().Done()
+	}
+	f := newFixture(t, OpenRTBOptions{}, newEndpoint(t, hang), newEndpoint(t, hang))
+	c := Start(context.Background(), f.p, testRequest, 10*time.Second)
+	calls.Wait()
+	c.Stop()
+	s := f.p.Stats().Snapshot()
+	for _, name := range []string{"ep1", "ep2"} {
+		if got := s.Endpoints[name].Outcomes; !reflect.DeepEqual(got, map[OutcomeKey]int64{{EndpointCancelled, ""}: 1}) {
+			t.Errorf("%s outcomes %v when Stop returned, want one cancelled call", name, got)
+		}
+	}
+	select {
+	case <-c.done:
+	default:
+		t.Error("Stop returned before the provider")
+	}
+	c.Stop() // a second Stop returns at once
+}
+
 // Keep-alive connections are reused between auctions (the pool), and
 // closed by Close.
 func TestConnectionsPooled(t *testing.T) {
+	verifyNoLeaks(t)
 	e := newEndpoint(t, answer(bid("x", "top", "1", "s")))
 	f := newFixture(t, OpenRTBOptions{}, e)
 	for range 5 {
@@ -487,10 +546,11 @@ func TestConnectionsPooled(t *testing.T) {
 }
 
 func TestStatsPrometheus(t *testing.T) {
+	verifyNoLeaks(t)
 	s := NewStats()
 	s.observe("pbs", 30*time.Millisecond, EndpointBids, "")
 	s.observe("pbs", 700*time.Millisecond, EndpointTimeout, ReasonSlowDrip)
-	s.addWon("appnexus")
+	s.addWon("pbs", "appnexus")
 	s.addIgnored(IgnoredNoAdm)
 	text, err := testutil.CollectAndFormat(s, expfmt.TypeTextPlain, "ssatd_auction_endpoint_requests_total",
 		"ssatd_auction_endpoint_duration_seconds", "ssatd_auction_bids_won_total", "ssatd_auction_bids_ignored_total")
@@ -507,17 +567,96 @@ func TestStatsPrometheus(t *testing.T) {
 		`ssatd_auction_endpoint_duration_seconds_bucket{endpoint="pbs",le="1"} 2`,
 		`ssatd_auction_endpoint_duration_seconds_bucket{endpoint="pbs",le="+Inf"} 2`,
 		`ssatd_auction_endpoint_duration_seconds_count{endpoint="pbs"} 2`,
-		`ssatd_auction_bids_won_total{seat="appnexus"} 1`,
+		`ssatd_auction_bids_won_total{endpoint="pbs",seat="appnexus"} 1`,
 		`ssatd_auction_bids_ignored_total{reason="no_adm"} 1`,
 	} {
 		if !strings.Contains(b.String(), want+"\n") {
 			t.Errorf("no %s in\n%s", want, b.String())
 		}
 	}
-	for i := range maxSeats + 5 {
-		s.addWon(fmt.Sprintf("seat%d", i))
+}
+
+// TestSeatLabels: a seat is its own label only when it is a short plain
+// token, and an endpoint has at most 32 named seats and other; another
+// endpoint has a cap of its own.
+func TestSeatLabels(t *testing.T) {
+	verifyNoLeaks(t)
+	for _, tt := range []struct{ seat, want string }{
+		{"appnexus", "appnexus"},
+		{"rubicon_2.b-X", "rubicon_2.b-X"},
+		{strings.Repeat("a", 64), strings.Repeat("a", 64)},
+		{strings.Repeat("a", 65), "other"},
+		{"", "other"},
+		{"two words", "other"},
+		{`quote"d`, "other"},
+		{"line\nbreak", "other"},
+		{"ünïcode", "other"},
+		{"seat}", "other"},
+	} {
+		if got := seatLabel(tt.seat); got != tt.want {
+			t.Errorf("seatLabel(%q) = %q, want %q", tt.seat, got, tt.want)
+		}
 	}
-	if n := len(s.Snapshot().WonBySeat); n != maxSeats+1 {
-		t.Errorf("%d seat labels, want at most %d and other", n, maxSeats)
+	s := NewStats()
+	s.addWon("pbs", "bad seat") // other first: it does not take a named place
+	for i := range 40 {
+		s.addWon("pbs", fmt.Sprintf("seat%d", i))
+	}
+	s.addWon("pbs", "seat3") // a named seat keeps its series
+	s.addWon("backup", "seat39")
+	snap := s.Snapshot()
+	pbs := snap.Endpoints["pbs"].Won
+	if len(pbs) != 33 || pbs["other"] != 1+8 || pbs["seat31"] != 1 || pbs["seat32"] != 0 || pbs["seat3"] != 2 {
+		t.Errorf("pbs seats: %d series, other %d, seat31 %d, seat32 %d, seat3 %d; want 33, 9, 1, 0, 2",
+			len(pbs), pbs["other"], pbs["seat31"], pbs["seat32"], pbs["seat3"])
+	}
+	if got := snap.Endpoints["backup"].Won; !reflect.DeepEqual(got, map[string]int64{"seat39": 1}) {
+		t.Errorf("backup seats %v: another endpoint's cap must not apply", got)
+	}
+}
+
+// TestHostileSeatsDoNotGrowMetrics: a bidder that wins every page with a
+// distinct 200 KB seat grew the exposition by 200 KB per page (8 MB after
+// 40 pages). Its seats count as other: the exposition has the same size
+// after 20 pages as after one, give or take the digits of the counts.
+func TestHostileSeatsDoNotGrowMetrics(t *testing.T) {
+	verifyNoLeaks(t)
+	const pages = 20
+	var n atomic.Int64
+	long := strings.Repeat("s", 200<<10)
+	e := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"r","seatbid":[{"seat":"%d-%s","bid":[{"id":"x","impid":"top","price":1,"adm":"<b>x</b>"}]}]}`, n.Add(1), long)
+	})
+	f := newFixture(t, OpenRTBOptions{}, e)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(f.p.Stats())
+	size := func() int {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		for _, mf := range mfs {
+			if _, err := expfmt.MetricFamilyToText(&b, mf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return b.Len()
+	}
+	var first int
+	for i := range pages {
+		if bids, out, _ := f.run(t, 5*time.Second); out != Completed || len(bids) != 1 {
+			t.Fatalf("page %d: outcome %v, bids %v", i, out, bids)
+		}
+		if i == 0 {
+			first = size()
+		}
+	}
+	if got := size(); got > first+64 || got > 16<<10 {
+		t.Errorf("exposition %d bytes after %d pages, %d after one", got, pages, first)
+	}
+	if got := f.p.Stats().Snapshot().Endpoints["ep1"].Won; !reflect.DeepEqual(got, map[string]int64{"other": pages}) {
+		t.Errorf("won %v, want other %d", got, pages)
 	}
 }

@@ -44,21 +44,49 @@ const (
 // duration histogram.
 var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}
 
-// maxSeats bounds the seat label: seats come from the endpoints' answers,
-// and a misbehaving endpoint must not grow the metrics without limit.
-const maxSeats = 100
+// maxSeatsPerEndpoint bounds the seat label: seats come from the
+// endpoints' answers, and a misbehaving endpoint must not grow the metrics
+// without limit. An endpoint's first 32 distinct seats keep their name,
+// later ones count as otherSeat; a Prebid Server has a few dozen bidders
+// configured, and a page rarely sees more than a handful win.
+const maxSeatsPerEndpoint = 32
 
-// Stats counts what the OpenRTB provider saw: per endpoint, the outcomes
-// and the call durations; per seat, the bids that reached a page; per
+// otherSeat is the seat label of seats past the cap, and of seats that are
+// not short plain tokens (seatLabel).
+const otherSeat = "other"
+
+// seatLabel is seat when it is a short plain token, [A-Za-z0-9_.-]{1,64},
+// such as a Prebid bidder code, and otherSeat otherwise: an endpoint's
+// strings never reach a label unchecked.
+func seatLabel(seat string) string {
+	if len(seat) == 0 || len(seat) > 64 {
+		return otherSeat
+	}
+	for i := 0; i < len(seat); i++ {
+		switch c := seat[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '.', c == '-':
+		default:
+			return otherSeat
+		}
+	}
+	return seat
+}
+
+// Stats counts what the OpenRTB provider saw: per endpoint, the outcomes,
+// the call durations and, per seat, the bids that reached a page; per
 // reason, the bids ignored. It is safe for concurrent use.
+//
+// Every label has a bounded set of values: endpoint names come from the
+// configuration, outcomes and reasons are this package's constants, and
+// seats are capped per endpoint (seatLabel, maxSeatsPerEndpoint).
 type Stats struct {
 	mu        sync.Mutex
 	endpoints map[string]*endpointStats
-	won       map[string]int64
 	ignored   map[string]int64
 }
 
 type endpointStats struct {
+	won      map[string]int64 // by seat label
 	outcomes map[OutcomeKey]int64
 	buckets  []int64 // count per durationBuckets bound, not cumulative; last is +Inf
 	sum      float64
@@ -70,13 +98,13 @@ type OutcomeKey struct{ Outcome, Reason string }
 
 // NewStats returns empty counters.
 func NewStats() *Stats {
-	return &Stats{endpoints: map[string]*endpointStats{}, won: map[string]int64{}, ignored: map[string]int64{}}
+	return &Stats{endpoints: map[string]*endpointStats{}, ignored: map[string]int64{}}
 }
 
 func (s *Stats) endpoint(name string) *endpointStats {
 	e, ok := s.endpoints[name]
 	if !ok {
-		e = &endpointStats{outcomes: map[OutcomeKey]int64{}, buckets: make([]int64, len(durationBuckets)+1)}
+		e = &endpointStats{won: map[string]int64{}, outcomes: map[OutcomeKey]int64{}, buckets: make([]int64, len(durationBuckets)+1)}
 		s.endpoints[name] = e
 	}
 	return e
@@ -94,13 +122,21 @@ func (s *Stats) observe(endpoint string, d time.Duration, outcome, reason string
 	e.count++
 }
 
-func (s *Stats) addWon(seat string) {
+func (s *Stats) addWon(endpoint, seat string) {
+	seat = seatLabel(seat)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.won[seat]; !ok && len(s.won) >= maxSeats {
-		seat = "other"
+	e := s.endpoint(endpoint)
+	if _, ok := e.won[seat]; !ok {
+		named := len(e.won)
+		if _, ok := e.won[otherSeat]; ok {
+			named--
+		}
+		if named >= maxSeatsPerEndpoint {
+			seat = otherSeat // at most 32 named series per endpoint, and other
+		}
 	}
-	s.won[seat]++
+	e.won[seat]++
 }
 
 func (s *Stats) addIgnored(reason string) {
@@ -112,12 +148,12 @@ func (s *Stats) addIgnored(reason string) {
 // Snapshot is a copy of the counters.
 type Snapshot struct {
 	Endpoints map[string]EndpointSnapshot
-	WonBySeat map[string]int64
 	Ignored   map[string]int64 // bids ignored, by reason
 }
 
 // EndpointSnapshot is one endpoint's counters.
 type EndpointSnapshot struct {
+	Won      map[string]int64 // winning bids written into pages, by seat label
 	Outcomes map[OutcomeKey]int64
 	Count    int64   // calls
 	Sum      float64 // seconds, over all calls
@@ -127,9 +163,9 @@ type EndpointSnapshot struct {
 func (s *Stats) Snapshot() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := Snapshot{Endpoints: map[string]EndpointSnapshot{}, WonBySeat: maps.Clone(s.won), Ignored: maps.Clone(s.ignored)}
+	out := Snapshot{Endpoints: map[string]EndpointSnapshot{}, Ignored: maps.Clone(s.ignored)}
 	for name, e := range s.endpoints {
-		out.Endpoints[name] = EndpointSnapshot{Outcomes: maps.Clone(e.outcomes), Count: e.count, Sum: e.sum}
+		out.Endpoints[name] = EndpointSnapshot{Won: maps.Clone(e.won), Outcomes: maps.Clone(e.outcomes), Count: e.count, Sum: e.sum}
 	}
 	return out
 }
@@ -141,7 +177,8 @@ var (
 	descEndpointDuration = prometheus.NewDesc("ssatd_auction_endpoint_duration_seconds",
 		"Time from sending a bid request to its outcome, by endpoint.", []string{"endpoint"}, nil)
 	descBidsWon = prometheus.NewDesc("ssatd_auction_bids_won_total",
-		"Winning bids written into pages, by seat (at most 100 seats, then other).", []string{"seat"}, nil)
+		"Winning bids written into pages, by endpoint and seat (a seat that is not [A-Za-z0-9_.-]{1,64}, and seats past an endpoint's first 32, count as other).",
+		[]string{"endpoint", "seat"}, nil)
 	descBidsIgnored = prometheus.NewDesc("ssatd_auction_bids_ignored_total",
 		"Bids ignored as unusable, by reason.", []string{"reason"}, nil)
 )
@@ -170,9 +207,9 @@ func (s *Stats) Collect(ch chan<- prometheus.Metric) {
 			cum[b] = c
 		}
 		ch <- prometheus.MustNewConstHistogram(descEndpointDuration, uint64(e.count), e.sum, cum, name)
-	}
-	for seat, n := range s.won {
-		ch <- prometheus.MustNewConstMetric(descBidsWon, prometheus.CounterValue, float64(n), seat)
+		for seat, n := range e.won {
+			ch <- prometheus.MustNewConstMetric(descBidsWon, prometheus.CounterValue, float64(n), name, seat)
+		}
 	}
 	for reason, n := range s.ignored {
 		ch <- prometheus.MustNewConstMetric(descBidsIgnored, prometheus.CounterValue, float64(n), reason)

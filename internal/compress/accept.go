@@ -177,6 +177,12 @@ func MirrorOriginAcceptEncoding(a AcceptEncoding) string {
 //     every coding it did name, so "br;q=0.1" still gets br;
 //   - when nothing offered is acceptable the answer is identity, which
 //     RFC 9110 §12.5.3 lets a server send anyway.
+//
+// The daemon never calls it: the guest does not pick representations. It
+// is the negotiation of the origins ssatd is tried and tested against (the
+// demo origin through demo.Negotiate, cmd/ssatd-load's origin, the proxy
+// tests' origins), and it lives here because it reads the parsed weights
+// (the x-gzip alias, whether identity was named) that only this type holds.
 func (a AcceptEncoding) Choose(offered ...Coding) Coding {
 	best, bestRank := Identity, 0
 	for _, c := range offered {

@@ -2,9 +2,21 @@
 // of its own (never the global default), the Go runtime and process
 // collectors, and the ssatd_* metrics the guest and the edge record.
 //
-// Every label has a bounded set of values: routes, modes, outcomes, status
-// classes, codings and failure reasons are closed lists; paths, hosts and
-// user agents never become labels.
+// Every label has a bounded set of values, closed where it is decided:
+//
+//   - route, mode, outcome and the failure reason: the guest's constants
+//     (internal/proxy); stage: StageRefused, StageAborted; eligible: true or
+//     false;
+//   - status_class: StatusClass (1xx to 5xx, none);
+//   - coding and origin_coding: Coding (the codings ssatd knows, identity,
+//     other);
+//   - the auction's outcome: the auction.Outcome constants;
+//   - the auction's own collector (auction.Stats): endpoint, the configured
+//     endpoint names; outcome and reason, its constants; seat, a short plain
+//     token, at most 32 per endpoint, then other.
+//
+// Paths, hosts, user agents and any other string a client, an origin or a
+// bidder sends never become labels unchecked.
 //
 // Another part of the daemon adds its own metrics with Register, by
 // implementing prometheus.Collector (Describe and Collect) on the type that
@@ -119,7 +131,7 @@ func New() *Set {
 	}, []string{"coding"})
 	s.auction = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: namespace, Name: "auction_duration_seconds",
-		Help:    "Time from starting a page's auction to the page receiving its bids or giving up, by outcome (completed, timeout, error, cancelled).",
+		Help:    "Time from starting a page's auction to the page receiving its bids or giving up, by outcome (completed, partial, timeout, failed, cancelled).",
 		Buckets: auctionBuckets,
 	}, []string{"outcome"})
 	s.bundleHits = prometheus.NewCounter(prometheus.CounterOpts{

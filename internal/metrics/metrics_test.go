@@ -1,7 +1,11 @@
 package metrics
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"slices"
@@ -12,6 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/ssatd/ssatd/internal/auction"
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 // populated is a Set with one series in every family, since a vector with
@@ -153,7 +160,7 @@ func TestDashboardQueriesNameExistingMetrics(t *testing.T) {
 	if d.UID == "" || d.Title == "" || len(d.Panels) == 0 {
 		t.Fatalf("dashboard without uid, title or panels: %+v", d)
 	}
-	exposed := exposedNames(t, populated().Gatherer())
+	exposed := exposedNames(t, withAuction(t, populated()).Gatherer())
 	ids := map[int]bool{}
 	queries := 0
 	for _, p := range d.Panels {
@@ -188,7 +195,7 @@ func TestDashboardQueriesNameExistingMetrics(t *testing.T) {
 	all := string(data)
 	for _, m := range []string{"ssatd_requests_total", "ssatd_failures_total", "ssatd_request_duration_seconds_bucket",
 		"ssatd_guest_cpu_seconds_bucket", "ssatd_edge_output_bytes_total", "ssatd_auction_duration_seconds_count",
-		"ssatd_compute_budget_exceeded_total"} {
+		"ssatd_compute_budget_exceeded_total", "ssatd_auction_endpoint_requests_total"} {
 		if !strings.Contains(all, m) {
 			t.Errorf("the dashboard never queries %s", m)
 		}
@@ -196,6 +203,29 @@ func TestDashboardQueriesNameExistingMetrics(t *testing.T) {
 	if queries == 0 {
 		t.Fatal("no metric names found in any query")
 	}
+}
+
+// withAuction adds to s the statistics of a real OpenRTB auction over
+// loopback, with one bid won and one ignored, so that every auction metric
+// is exposed, as the guest registers them.
+func withAuction(t *testing.T, s *Set) *Set {
+	t.Helper()
+	ep := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"id":"r","seatbid":[{"seat":"s","bid":[`+
+			`{"id":"a","impid":"top","price":1,"adm":"x"},{"id":"b","impid":"top","price":0,"adm":"x"}]}]}`)
+	}))
+	defer ep.Close()
+	p := auction.NewOpenRTB(auction.OpenRTBOptions{Endpoints: []auction.Endpoint{{Name: "pbs", URL: ep.URL}}})
+	defer p.Close()
+	c := auction.Start(context.Background(), p, auction.Request{Slots: []ssat.Slot{{ID: "top"}}}, 5*time.Second)
+	if bids, out := c.Wait(context.Background()); out != auction.Completed || len(bids) != 1 {
+		t.Fatalf("auction: %v, %v", out, bids)
+	}
+	c.Stop()
+	if err := s.Register(p.Stats()); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // exposedNames are the sample names of the exposition: histograms expose

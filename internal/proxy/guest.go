@@ -23,8 +23,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
@@ -40,6 +38,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ssatd/ssatd/internal/auction"
+	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/metrics"
@@ -214,15 +213,14 @@ func (g *Guest) auctionProvider(cfg *config.Config, p auction.Provider) auction.
 
 // newPageOptions reads what eligible pages get from the configuration;
 // the provider is New's.
-func newPageOptions(cfg *config.Config, bundle []byte) pageOptions {
-	sum := sha256.Sum256(bundle)
+func newPageOptions(cfg *config.Config, js []byte) pageOptions {
 	p := pageOptions{
 		slots:          cfg.CreativeOpportunities.Slots,
 		auctionEnabled: cfg.Auction.Enabled,
 		auctionTimeout: time.Duration(cfg.Auction.TimeoutMS) * time.Millisecond,
 		needPurpose1:   cfg.Consent.RequireTCFPurpose1,
-		bundle:         bundle,
-		bundleHash:     hex.EncodeToString(sum[:]),
+		bundle:         js,
+		bundleHash:     bundle.Hash(js),
 	}
 	p.bundleTag = rewrite.BundleTag(p.bundleHash)
 	for _, b := range cfg.Bots.UserAgents {

@@ -64,6 +64,7 @@ type env struct {
 
 func newEnv(t *testing.T, h http.Handler, mutate ...func(*config.Config)) *env {
 	t.Helper()
+	verifyNoLeaks(t)
 	e := &env{}
 	e.origin = httptest.NewServer(h)
 	t.Cleanup(e.origin.Close)

@@ -2,17 +2,24 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/ssatd/ssatd/internal/auction"
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/openrtb"
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 // bidEndpoint is a loopback OpenRTB endpoint that records the requests it
@@ -91,6 +98,7 @@ var htmlPage = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 // at </body> only until the deadline, comes out whole, and carries the
 // answered bids.
 func TestOpenRTBPageFinishesAtDeadlineWithPartialBids(t *testing.T) {
+	verifyNoLeaks(t)
 	fast := newBidEndpoint(t, bidOn("fastseat", "1.234"))
 	slow := newBidEndpoint(t, hang)
 	const deadline = 400 * time.Millisecond
@@ -107,10 +115,11 @@ func TestOpenRTBPageFinishesAtDeadlineWithPartialBids(t *testing.T) {
 	}
 	// At the deadline, not at the slow endpoint's 10s; slack for a loaded
 	// CI machine.
+	line := e.accessLine(t, 1)
 	if took < deadline-20*time.Millisecond || took > deadline+1500*time.Millisecond {
-		t.Errorf("the page took %v with a %v auction deadline", took, deadline)
+		t.Errorf("the page took %v with a %v auction deadline; access line %v", took, deadline, line)
 	}
-	if got := e.accessLine(t, 1)["auction"]; got != "partial" {
+	if got := line["auction"]; got != "partial" {
 		t.Errorf("access log auction = %v, want partial", got)
 	}
 	for _, h := range fast.headers {
@@ -131,7 +140,7 @@ func TestOpenRTBPageFinishesAtDeadlineWithPartialBids(t *testing.T) {
 	for _, want := range []string{
 		`ssatd_auction_endpoint_requests_total{endpoint="first",outcome="bids",reason=""} 1`,
 		`ssatd_auction_endpoint_requests_total{endpoint="second",outcome="timeout",reason="no_answer"} 1`,
-		`ssatd_auction_bids_won_total{seat="fastseat"} 1`,
+		`ssatd_auction_bids_won_total{endpoint="first",seat="fastseat"} 1`,
 	} {
 		if !strings.Contains(m.String(), want) {
 			t.Errorf("/metrics lacks %s:\n%s", want, m.String())
@@ -139,18 +148,133 @@ func TestOpenRTBPageFinishesAtDeadlineWithPartialBids(t *testing.T) {
 	}
 }
 
-// A failing endpoint leaves the page whole, with an empty bid set.
-func TestOpenRTBBadEndpointLeavesPageWhole(t *testing.T) {
-	bad := newBidEndpoint(t, func(w http.ResponseWriter, r *http.Request, _ openrtb.BidRequest) {
-		_, _ = io.WriteString(w, "<html>not json")
-	})
-	e := newEnv(t, htmlPage, withOpenRTB(1000, bad))
-	resp, body := e.mustGet(t, "/", navigate)
-	if resp.StatusCode != http.StatusOK || !bytes.HasSuffix(body, []byte("</body></html>")) || !bytes.Contains(body, []byte(bidsOf+`{}");`)) {
-		t.Fatalf("status %d, page %s", resp.StatusCode, body)
+// heldProvider answers only when its context ends, and then only when the
+// test releases it: an auction whose calls take a while to wind down.
+type heldProvider struct {
+	cancelled, release chan struct{}
+	returned           atomic.Bool
+}
+
+func (p *heldProvider) Bids(ctx context.Context, _ auction.Request) (map[string]ssat.Bid, error) {
+	<-ctx.Done()
+	close(p.cancelled)
+	<-p.release
+	p.returned.Store(true)
+	return nil, ctx.Err()
+}
+
+// TestAuctionEndsBeforeAccessLine: a page that ends without waiting for its
+// auction (here the origin answers 404) stops the auction, and its access
+// line is written only once the auction's provider has returned, so that
+// nothing of the auction outlives the page's record. It failed when
+// auction.Call.Stop only cancelled: the line came while the provider ran.
+func TestAuctionEndsBeforeAccessLine(t *testing.T) {
+	verifyNoLeaks(t)
+	origin := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(origin.Close)
+	p := &heldProvider{cancelled: make(chan struct{}), release: make(chan struct{})}
+	core, logs := observer.New(zap.InfoLevel)
+	g, err := New(testConfig(t, origin.URL), Options{Logger: zap.New(core), Bundle: []byte("bundle"), Provider: p})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := e.accessLine(t, 1)["auction"]; got != "completed" {
-		t.Errorf("access log auction = %v", got)
+	t.Cleanup(g.Close)
+	front := httptest.NewServer(g)
+	t.Cleanup(front.Close)
+	got := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodGet, front.URL+"/news/a", nil)
+		req.Host = testDomain
+		req.Header.Set("Sec-Fetch-Dest", "document")
+		resp, err := client.Do(req)
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		got <- err
+	}()
+	<-p.cancelled // the page has ended and stopped its auction
+	// The provider is held: no access line may appear. A correct guest
+	// never writes one here, however long this waits.
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if n := logs.FilterMessage("access").Len(); n != 0 {
+			t.Fatal("the access line was written while the page's auction was still running")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(p.release)
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	line := (&env{logs: logs}).accessLine(t, 1)
+	if !p.returned.Load() {
+		t.Fatal("the access line was written before the auction's provider returned")
+	}
+	if st := line["status"]; st != int64(http.StatusNotFound) {
+		t.Errorf("access line status %v, want the origin's 404", st)
+	}
+}
+
+// TestAuctionRecordWithBidderDown: a failing or unreachable endpoint
+// leaves the page whole, and the access line and the auction metric say
+// what happened: failed when no endpoint gave a usable answer, partial when
+// another did, completed when every endpoint answered (a no-bid included).
+// It caught a dead bidder recorded as completed.
+func TestAuctionRecordWithBidderDown(t *testing.T) {
+	notJSON := func(w http.ResponseWriter, r *http.Request, _ openrtb.BidRequest) {
+		_, _ = io.WriteString(w, "<html>not json")
+	}
+	noBid := func(w http.ResponseWriter, r *http.Request, _ openrtb.BidRequest) {
+		w.WriteHeader(http.StatusNoContent)
+	}
+	tests := []struct {
+		name      string
+		endpoints []string // "bad", "down", "good", "nobid"
+		want      string
+		bids      bool // the good endpoint's bid is on the page
+	}{
+		{"invalid answer", []string{"bad"}, "failed", false},
+		{"bidder down", []string{"down"}, "failed", false},
+		{"down and bad", []string{"down", "bad"}, "failed", false},
+		{"down beside a good one", []string{"down", "good"}, "partial", true},
+		{"no bid beside a bad one", []string{"nobid", "bad"}, "partial", false},
+		{"no bid", []string{"nobid"}, "completed", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			verifyNoLeaks(t)
+			var eps []*bidEndpoint
+			for _, kind := range tt.endpoints {
+				switch kind {
+				case "bad":
+					eps = append(eps, newBidEndpoint(t, notJSON))
+				case "nobid":
+					eps = append(eps, newBidEndpoint(t, noBid))
+				case "good":
+					eps = append(eps, newBidEndpoint(t, bidOn("goodseat", "1")))
+				case "down":
+					down := newBidEndpoint(t, noBid)
+					down.Close() // connection refused
+					eps = append(eps, down)
+				}
+			}
+			e := newEnv(t, htmlPage, withOpenRTB(2000, eps...))
+			resp, body := e.mustGet(t, "/", navigate)
+			if resp.StatusCode != http.StatusOK || !bytes.HasSuffix(body, []byte("</body></html>")) {
+				t.Fatalf("status %d, page %s", resp.StatusCode, body)
+			}
+			if has := bytes.Contains(body, []byte(`\"hb_bidder\":\"goodseat\"`)); has != tt.bids || !tt.bids && !bytes.Contains(body, []byte(bidsOf+`{}");`)) {
+				t.Errorf("good bid on the page %v, want %v: %s", has, tt.bids, body)
+			}
+			if got := e.accessLine(t, 1)["auction"]; got != tt.want {
+				t.Errorf("access log auction = %v, want %s", got, tt.want)
+			}
+			m := e.guest.Metrics()
+			if n := m.Sum("ssatd_auction_duration_seconds", map[string]string{"outcome": tt.want}); n != 1 {
+				t.Errorf("ssatd_auction_duration_seconds{outcome=%q} counted %v pages, want 1", tt.want, n)
+			}
+		})
 	}
 }
 
@@ -159,6 +283,7 @@ func TestOpenRTBBadEndpointLeavesPageWhole(t *testing.T) {
 // Both variants of the slot path are private, so that a shared cache never
 // hands the page without ads to a consenting client.
 func TestConsentGating(t *testing.T) {
+	verifyNoLeaks(t)
 	publicPage := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "public, max-age=600")
 		htmlPage(w, r)
@@ -183,6 +308,7 @@ func TestConsentGating(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			verifyNoLeaks(t)
 			ep := newBidEndpoint(t, bidOn("seat", "2"))
 			e := newEnv(t, publicPage, withOpenRTB(2000, ep), func(c *config.Config) {
 				c.Consent.RequireTCFPurpose1 = tt.require
@@ -231,6 +357,7 @@ func TestConsentGating(t *testing.T) {
 // The client address comes from X-Forwarded-For only through a trusted
 // proxy; otherwise a client could name any address.
 func TestOpenRTBClientIP(t *testing.T) {
+	verifyNoLeaks(t)
 	for _, tt := range []struct {
 		name    string
 		trusted []string
@@ -240,6 +367,7 @@ func TestOpenRTBClientIP(t *testing.T) {
 		{"trusted peer: the first untrusted hop from the right", []string{"127.0.0.0/8", "10.0.0.0/8"}, "198.51.100.9"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			verifyNoLeaks(t)
 			ep := newBidEndpoint(t, bidOn("seat", "1"))
 			e := newEnv(t, htmlPage, withOpenRTB(2000, ep), func(c *config.Config) { c.Server.TrustedProxies = tt.trusted })
 			e.mustGet(t, "/", navigate, header("X-Forwarded-For", "203.0.113.1, 198.51.100.9, 10.1.2.3"),

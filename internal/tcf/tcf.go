@@ -4,9 +4,14 @@
 // "TCF v2.x Consent string and vendor list formats" specification.
 //
 // ssatd only needs to pass the string on and to know whether purpose 1
-// (store and/or access information on a device) is granted; the decoder
-// still reads the whole core segment, vendor sections included, so that a
-// truncated or corrupt string is rejected rather than half-believed.
+// (store and/or access information on a device) is granted. The decoder
+// reads the fixed fields of the core segment and requires the header of the
+// vendor consent section after them (MaxVendorId and IsRangeEncoding, 230
+// bits in all); it does not read the vendor sections or the publisher
+// restrictions, which nothing in ssatd uses. Trusted Server's decoder
+// accepts the same strings by the same rule: it requires those 230 bits and
+// tolerates a vendor section that ends early
+// (crates/trusted-server-core/src/consent/tcf.rs, decode_tc_string).
 package tcf
 
 import (
@@ -42,38 +47,11 @@ type Consent struct {
 	PurposesLI           [24]bool // legitimate interest transparency
 	PurposeOneTreatment  bool
 	PublisherCC          string
-	VendorConsents       VendorSet // vendors with consent
-	VendorLI             VendorSet // vendors with legitimate interest
 }
 
 // Purpose reports consent for purpose n (1-based).
 func (c *Consent) Purpose(n int) bool {
 	return n >= 1 && n <= len(c.PurposesConsent) && c.PurposesConsent[n-1]
-}
-
-// VendorSet is a set of vendor ids, kept as ranges: a hostile string can
-// name 4095 ranges of 65535 ids each, which must not become 268M entries.
-type VendorSet struct {
-	MaxID  int
-	ranges [][2]int
-}
-
-// Has reports whether id is in the set.
-func (v VendorSet) Has(id int) bool {
-	for _, rg := range v.ranges {
-		if id >= rg[0] && id <= rg[1] {
-			return true
-		}
-	}
-	return false
-}
-
-func (v *VendorSet) add(lo, hi int) {
-	if n := len(v.ranges); n > 0 && v.ranges[n-1][1] == lo-1 {
-		v.ranges[n-1][1] = hi
-		return
-	}
-	v.ranges = append(v.ranges, [2]int{lo, hi})
 }
 
 // ErrInvalid wraps every decoding failure.
@@ -116,9 +94,7 @@ func Decode(s string) (*Consent, error) {
 	}
 	c.PurposeOneTreatment = r.bool()
 	c.PublisherCC = r.letters()
-	c.VendorConsents = r.vendors()
-	c.VendorLI = r.vendors()
-	r.publisherRestrictions()
+	r.int(16 + 1) // MaxVendorId and IsRangeEncoding of the vendor consents: present, not read
 	if r.err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, r.err)
 	}
@@ -166,56 +142,4 @@ func (r *bitReader) letters() string {
 		r.err = fmt.Errorf("letter code %d, %d out of A-Z", a, b)
 	}
 	return string([]byte{byte('A' + a), byte('A' + b)})
-}
-
-// vendors reads a vendor section: MaxVendorId, IsRangeEncoding, then a bit
-// field or a list of ids and ranges.
-func (r *bitReader) vendors() VendorSet {
-	v := VendorSet{MaxID: r.int(16)}
-	if !r.bool() {
-		for id := 1; id <= v.MaxID && r.err == nil; id++ {
-			if r.bool() {
-				v.add(id, id)
-			}
-		}
-		return v
-	}
-	n := r.int(12)
-	for range n {
-		isRange := r.bool()
-		start := r.int(16)
-		end := start
-		if isRange {
-			end = r.int(16)
-		}
-		if r.err != nil {
-			return v
-		}
-		if start < 1 || end < start || end > v.MaxID {
-			r.err = fmt.Errorf("vendor range %d-%d outside 1-%d", start, end, v.MaxID)
-			return v
-		}
-		v.add(start, end)
-	}
-	return v
-}
-
-// publisherRestrictions reads past the restriction entries, checking only
-// that they are all there.
-func (r *bitReader) publisherRestrictions() {
-	n := r.int(12)
-	for range n {
-		r.int(6 + 2) // purpose id, restriction type
-		entries := r.int(12)
-		for range entries {
-			if r.bool() {
-				r.int(32)
-			} else {
-				r.int(16)
-			}
-		}
-		if r.err != nil {
-			return
-		}
-	}
 }
