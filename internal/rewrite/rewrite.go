@@ -78,7 +78,9 @@ type Options struct {
 	RequestHost   string
 	RequestScheme string
 
-	// HeadPrepend is written right after the first <head> start tag.
+	// HeadPrepend is written right after the first <head> start tag, or
+	// right after the page's charset <meta> when it would otherwise push
+	// that out of the first 1024 bytes (charset.go).
 	HeadPrepend []byte
 
 	// BodyEnd, when set, is called once: at the first </body> end tag, or at
