@@ -8,9 +8,13 @@ package rewrite
 // injection goes right after <head>, unless that would push the
 // declaration past byte 1024; then it goes right after the declaration.
 //
-// To tell, the output after <head> is held (at most until the input
-// passes byte 1024, so about 1 KiB plus one rewritten tag) until the
-// declaration is found, the input passes byte 1024, or the page ends.
+// To tell, the output after <head> is held until the declaration is
+// found, the head ends (</head> or <body>), the input passes byte 1024, or
+// the page ends: at most about 1 KiB plus one rewritten tag. Each of these
+// is decided on the bytes seen so far, so the output does not depend on how
+// the page is split into reads; and since the head of a page that flushes
+// early ends with </head>, what the origin has sent still reaches the
+// client before the rewriter waits for more.
 
 import "bytes"
 

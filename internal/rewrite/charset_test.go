@@ -3,10 +3,13 @@ package rewrite
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html/charset"
 
@@ -152,5 +155,76 @@ func TestCorpusCharsetPrescanUnchanged(t *testing.T) {
 	}
 	if declared < len(files)/2 {
 		t.Fatalf("only %d of %d corpus pages declare a charset in their first 1024 bytes: the test proves little", declared, len(files))
+	}
+}
+
+// gatedReader returns first, then blocks its next Read until open is
+// closed, then returns rest.
+type gatedReader struct {
+	first, rest string
+	open        chan struct{}
+	step        int
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	g.step++
+	switch g.step {
+	case 1:
+		return copy(p, g.first), nil
+	case 2:
+		<-g.open
+		return copy(p, g.rest), nil
+	}
+	return 0, io.EOF
+}
+
+// signalWriter closes seen once what it received contains want.
+type signalWriter struct {
+	mu   sync.Mutex
+	b    strings.Builder
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	if strings.Contains(w.b.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(p), nil
+}
+
+// Regression (found by TestFirstBytesBeforeOriginFinishes in
+// internal/proxy): holding the output after <head> for a charset
+// declaration must not hold what the origin has sent while the rewriter
+// waits for more: a head that has ended is written before the next read.
+func TestHeldHeadReleasedBeforeWaitingForInput(t *testing.T) {
+	for _, first := range []string{
+		"<html><head><title>x</title></head><body><p>first part</p>",
+		"<html><head><title>x</title><body><p>first part</p>",
+	} {
+		src := &gatedReader{first: first, rest: "<p>second part</p></body></html>", open: make(chan struct{})}
+		dst := &signalWriter{want: "first part</p>", seen: make(chan struct{})}
+		done := make(chan error, 1)
+		go func() {
+			_, err := Rewrite(dst, src, &Options{HeadPrepend: headFor(t, 8)})
+			done <- err
+		}()
+		select {
+		case <-dst.seen:
+		case <-time.After(10 * time.Second):
+			close(src.open)
+			t.Fatalf("%q: the first part was not written before the next read", first)
+		}
+		close(src.open)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if out := dst.b.String(); !strings.HasPrefix(out, "<html><head>"+string(headFor(t, 8))+"<title>x</title>") {
+			t.Errorf("injection not after <head>: %.120q", out)
+		}
 	}
 }

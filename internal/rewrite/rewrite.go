@@ -31,8 +31,8 @@
 //
 // The x/net/html Tokenizer is kept in the tests as the reference, and the
 // output is byte-identical to a rewrite built on it when the scanner runs
-// with referenceQuirks, which also turns the foreign-content rules off.
-// Without it, where that rewrite departs from the WHATWG rules, the
+// with quirks (rewritePage), which also turns the foreign-content rules
+// off. Without them, where that rewrite departs from the WHATWG rules, the
 // standard is followed:
 //
 //   - In the script-data escaped less-than sign state ("<" inside
@@ -46,14 +46,13 @@
 //     keeps its "&timestamp". html.UnescapeString
 //     applies the text rule and would turn it into "×tamp"
 //     (TestQueryParameterLikeLegacyReferenceKept, TestUnescapeAttrMatchesTheTokenizer).
-//   - An unquoted URL value that must be quoted once rewritten and holds a
-//     '"' has it written as "&quot;"; the reference wrote the '"' as is,
-//     which ended the value early (TestRewrittenUnquotedValueWithQuoteStaysOneAttribute).
 //
 // # Memory
 //
-// Only an unfinished tag is held between reads; text, comments and raw text
-// are written as they are scanned. A tag that does not end within
+// Only an unfinished tag is held between reads, and, after <head>, the
+// output up to the page's charset declaration, the end of the head or byte
+// 1024 (charset.go); text, comments and raw text are written as they are
+// scanned. A tag that does not end within
 // Options.MaxTokenBytes makes the rest of the page be copied through
 // unchanged (Stats.Oversize), so memory per page is bounded by that limit
 // however the page is built.
@@ -78,7 +77,9 @@ type Options struct {
 	RequestHost   string
 	RequestScheme string
 
-	// HeadPrepend is written right after the first <head> start tag.
+	// HeadPrepend is written right after the first <head> start tag, or
+	// right after the page's charset <meta> when it would otherwise push
+	// that out of the first 1024 bytes (charset.go).
 	HeadPrepend []byte
 
 	// BodyEnd, when set, is called once: at the first </body> end tag, or at

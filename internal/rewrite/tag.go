@@ -100,6 +100,10 @@ func (rw *rewriter) tagDone(end int) {
 		}
 	case atom.Meta:
 		rw.metaDone(raw, end)
+	case atom.Body:
+		if rw.holding {
+			rw.releaseHead(false) // the head is over
+		}
 	case atom.Script:
 		s.mode, s.sub = inScript, sData
 	case atom.Style, atom.Xmp, atom.Iframe, atom.Noembed, atom.Noframes, atom.Noscript, atom.Textarea, atom.Title:
@@ -115,6 +119,9 @@ func (rw *rewriter) endTagDone(raw []byte, closing string) {
 	s := &rw.scanner
 	if closing == "" && len(s.foreign) > 0 {
 		rw.foreignEndTag(raw)
+	}
+	if rw.holding && lookupName(raw[2:]) == atom.Head {
+		rw.releaseHead(false) // the head is over
 	}
 	// docs/behaviour.md, "SSAT injection": in MathML the bids script would
 	// be a MathML element, which never runs; the end of the page is tried
