@@ -29,23 +29,26 @@
 // and browsers read them (FuzzTreeDifferential compares the two). noscript
 // is raw text, as in a browser with scripting on.
 //
-// The x/net/html Tokenizer is kept in the tests as the reference, and the
-// output is byte-identical to a rewrite built on it when the scanner runs
-// with quirks (rewritePage), which also turns the foreign-content rules
-// off. Without them, where that rewrite departs from the WHATWG rules, the
-// standard is followed:
+// The tests keep a rewriter built on the x/net/html Tokenizer as the
+// reference (reference_test.go, which shares no code with the scanner), and
+// the output is byte-identical to it when the scanner runs with its
+// test-only quirks switch (rewritePage), which also turns the
+// foreign-content rules off. Without it, where the Tokenizer departs from
+// the WHATWG rules, the standard is followed: in the script-data escaped
+// less-than sign state ("<" inside "<script><!--"), a character other than
+// "/" or a letter returns to the script-data escaped state; the Tokenizer
+// returns to plain script data, so "<script><!--<!<script></script>" ends
+// the script at its first "</script>" where a browser does not
+// (TestScriptEscapedLessThanFollowsStandard).
 //
-//   - In the script-data escaped less-than sign state ("<" inside
-//     "<script><!--"), a character other than "/" or a letter returns to the
-//     script-data escaped state; the Tokenizer returns to plain script data,
-//     so "<script><!--<!<script></script>" ends the script at its first
-//     "</script>" where a browser does not (TestScriptEscapedLessThanFollowsStandard).
-//   - URL attribute values are decoded by the attribute rule for legacy
-//     references written without ";" (&times, &copy, &not, ...): they stay
-//     as written before "=" or a letter or digit, so "?a=1&timestamp=2"
-//     keeps its "&timestamp". html.UnescapeString
-//     applies the text rule and would turn it into "×tamp"
-//     (TestQueryParameterLikeLegacyReferenceKept, TestUnescapeAttrMatchesTheTokenizer).
+// URL attribute values are decoded by the attribute rule for legacy
+// references written without ";" (&times, &copy, &not, ...), as the
+// Tokenizer decodes them: they stay as written before "=" or a letter or
+// digit, so "?a=1&timestamp=2" keeps its "&timestamp"; html.UnescapeString
+// applies the text rule and would turn it into "×tamp"
+// (TestQueryParameterLikeLegacyReferenceKept, TestUnescapeAttrMatchesTheTokenizer).
+// A rewritten value reads, to a browser, as the original with only the
+// origin replaced (TestRewrittenValueDecodesToRewrittenURL).
 //
 // # Memory
 //
