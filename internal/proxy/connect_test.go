@@ -15,14 +15,14 @@ import (
 	"github.com/ssatd/ssatd/internal/config"
 )
 
-// connectEnv is a guest in front of originURL with short connect and
+// connectEnv is a guest in front of originURL with the given connect and
 // header timeouts, on the daemon's own origin transport; tune adjusts that
 // transport (a test CA).
-func connectEnv(t *testing.T, originURL string, tune func(*http.Transport)) (*Guest, string, *observer.ObservedLogs) {
+func connectEnv(t *testing.T, originURL string, connect, header time.Duration, tune func(*http.Transport)) (*Guest, string, *observer.ObservedLogs) {
 	t.Helper()
 	cfg := testConfig(t, originURL, func(c *config.Config) {
-		c.Publisher.OriginConnectTimeout = config.Duration{Duration: 300 * time.Millisecond}
-		c.Publisher.OriginHeaderTimeout = config.Duration{Duration: 300 * time.Millisecond}
+		c.Publisher.OriginConnectTimeout = config.Duration{Duration: connect}
+		c.Publisher.OriginHeaderTimeout = config.Duration{Duration: header}
 	})
 	tr := newOriginTransport(cfg)
 	if tune != nil {
@@ -49,7 +49,8 @@ func TestTLSHandshakeTimeoutIsUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	g, front, logs := connectEnv(t, "https://"+ln.Addr().String(), nil)
+	// The header timeout is long: only the handshake's may fire.
+	g, front, logs := connectEnv(t, "https://"+ln.Addr().String(), 300*time.Millisecond, time.Minute, nil)
 	start := time.Now()
 	resp, err := client.Get(front + "/")
 	if err != nil {
@@ -87,7 +88,9 @@ func TestTLSOriginHeaderTimeoutIs504(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	g, front, logs := connectEnv(t, srv.URL, func(tr *http.Transport) {
+	// The connect timeout is long, so that a handshake slowed by -race on
+	// a loaded machine still completes: only the header timeout may fire.
+	g, front, logs := connectEnv(t, srv.URL, time.Minute, 300*time.Millisecond, func(tr *http.Transport) {
 		tr.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
 	})
 	resp, err := client.Get(front + "/")
