@@ -156,16 +156,16 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 		zap.String("listen", ls.client.Addr().String()), zap.String("admin_listen", ls.admin.Addr().String()),
 		zap.String("origin", d.cfg.Publisher.OriginForLog()), zap.String("domain", d.cfg.Publisher.Domain))
 	g, gctx := errgroup.WithContext(ctx)
-	serve := func(s *http.Server, l net.Listener) func() error {
+	serve := func(serve func() error) func() error {
 		return func() error {
-			if err := s.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+			if err := serve(); !errors.Is(err, http.ErrServerClosed) {
 				return err
 			}
 			return nil
 		}
 	}
-	g.Go(serve(d.client, ls.client))
-	g.Go(serve(d.admin, ls.admin))
+	g.Go(serve(func() error { return server.Serve(d.client, ls.client) }))
+	g.Go(serve(func() error { return d.admin.Serve(ls.admin) }))
 	d.ready.Store(true)
 	g.Go(func() error {
 		<-gctx.Done()
