@@ -33,6 +33,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, envi
 		return 1
 	}
 	defer func() { _ = log.Sync() }()
+	log = redactLogs(log, cfg)
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
@@ -84,6 +85,7 @@ type daemon struct {
 }
 
 func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
+	log = redactLogs(log, cfg)
 	g, err := proxy.New(cfg, proxy.Options{Logger: log, Bundle: bundle.JS()})
 	if err != nil {
 		return nil, err

@@ -459,15 +459,14 @@ func (d *decoder) envProblem(err error, prefix, sectionKey string, sectionType r
 }
 
 // WriteEffective writes the whole effective configuration as TOML so an
-// operator can see what the daemon actually runs with. Credentials in
-// publisher.origin_url and in endpoint URLs, and endpoint header values,
+// operator can see what the daemon actually runs with. Credentials and
+// query values of every URL (see maskURL), and endpoint header values,
 // are masked because this output ends up in logs and support tickets.
 func (c *Config) WriteEffective(w io.Writer) error {
-	masked := *c
-	masked.Publisher.OriginURL = maskURL(c.Publisher.OriginURL)
+	masked := c.withURLsMasked()
+	endpoints := masked.Auction.OpenRTB
 	masked.Auction.OpenRTB = nil
-	for _, e := range c.Auction.OpenRTB {
-		e.URL = maskURL(e.URL)
+	for _, e := range endpoints {
 		h := make(map[string]string, len(e.Headers))
 		for k := range e.Headers {
 			h[k] = maskedSecret
@@ -479,28 +478,4 @@ func (c *Config) WriteEffective(w io.Writer) error {
 		return fmt.Errorf("write effective config: %w", err)
 	}
 	return nil
-}
-
-const maskedSecret = "xxxxx"
-
-// maskURL hides the password, or a lone username, which commonly is a
-// token. If the value does not parse, the credentials cannot be located,
-// so anything that might carry some is hidden whole.
-func maskURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		if strings.Contains(raw, "@") {
-			return maskedSecret
-		}
-		return raw
-	}
-	if u.User == nil {
-		return raw
-	}
-	if _, hasPassword := u.User.Password(); hasPassword {
-		u.User = url.UserPassword(u.User.Username(), maskedSecret)
-	} else {
-		u.User = url.User(maskedSecret)
-	}
-	return u.String()
 }
