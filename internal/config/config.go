@@ -5,6 +5,7 @@
 package config
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +59,14 @@ type ServerConfig struct {
 	// is answered 503 (docs/behaviour.md, "Limits").
 	MaxConcurrentPages int      `toml:"max_concurrent_pages" env:"MAX_CONCURRENT_PAGES"`
 	PageQueueTimeout   Duration `toml:"page_queue_timeout" env:"PAGE_QUEUE_TIMEOUT"`
+	// TLSCertFile and TLSKeyFile make server.listen serve HTTPS, with
+	// HTTP/2 (docs/behaviour.md, "HTTPS and HTTP/2"); HTTPRedirectListen
+	// is then an optional plain listener that redirects to it.
+	TLSCertFile        string `toml:"tls_cert_file" env:"TLS_CERT_FILE"`
+	TLSKeyFile         string `toml:"tls_key_file" env:"TLS_KEY_FILE"`
+	HTTPRedirectListen string `toml:"http_redirect_listen" env:"HTTP_REDIRECT_LISTEN"`
+	// TLSCertificate is the pair loaded by Validate, nil without TLS.
+	TLSCertificate *tls.Certificate `toml:"-" env:"-"`
 
 	// TrustedPrefixes is TrustedProxies parsed by Validate; bare IPs become
 	// single-address prefixes so callers only ever test prefix containment.

@@ -136,11 +136,15 @@ type guardListener struct {
 // most header bytes net/http reads for one request before it answers 431
 // (MaxHeaderBytes plus its 4 KiB of bufio slack).
 func guard(l net.Listener, s *http.Server) net.Listener {
+	return &guardListener{Listener: l, limit: headerLimit(s)}
+}
+
+func headerLimit(s *http.Server) int64 {
 	mh := s.MaxHeaderBytes
 	if mh <= 0 {
 		mh = http.DefaultMaxHeaderBytes
 	}
-	return &guardListener{Listener: l, limit: int64(mh) + 4096}
+	return int64(mh) + 4096
 }
 
 func (l *guardListener) Accept() (net.Conn, error) {
