@@ -100,7 +100,9 @@ func TestHTTP2StreamsPagesAsTheyArrive(t *testing.T) {
 	next := make(chan struct{})
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		io.WriteString(w, `<html><head></head><body><p>first half</p>`)
+		// Past the first 1,024 bytes, where a page may still declare
+		// its charset (and the rewriter may wait to see it).
+		io.WriteString(w, `<html><head></head><body><p>`+strings.Repeat("text ", 400)+`</p><p>first half</p>`)
 		w.(http.Flusher).Flush()
 		select {
 		case <-next:
