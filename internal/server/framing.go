@@ -42,7 +42,7 @@ const (
 	// would join it to the field above, which another parser may not do.
 	faultObsFold
 	// A Content-Length that is not one decimal number, or two that differ
-	// (RFC 9112 §6.3 items 5): net/http refuses these too.
+	// (RFC 9112 §6.3 item 5): net/http refuses these too.
 	faultContentLength
 	// A header block longer than net/http reads before it answers 431.
 	faultTooLarge

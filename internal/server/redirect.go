@@ -21,19 +21,20 @@ func RedirectToHTTPS(port, fallback string) http.Handler {
 	if h, _, err := net.SplitHostPort(fallback); err == nil {
 		fallback = h
 	}
+	fallback = strings.Trim(fallback, "[]")
 	return RefuseH2Preface(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host
 		if h, _, err := net.SplitHostPort(host); err == nil {
 			host = h
 		}
-		if !plainHost(host) {
+		if host = strings.Trim(host, "[]"); !plainHost(host) {
 			host = fallback
 		}
-		if strings.Contains(host, ":") {
+		switch {
+		case port != "443":
+			host = net.JoinHostPort(host, port)
+		case strings.Contains(host, ":"):
 			host = "[" + host + "]" // IPv6
-		}
-		if port != "443" {
-			host = net.JoinHostPort(strings.Trim(host, "[]"), port)
 		}
 		target := "https://" + host + r.URL.RequestURI()
 		w.Header().Set("Location", target)
@@ -52,7 +53,7 @@ func plainHost(h string) bool {
 	if h == "" {
 		return false
 	}
-	if ip := net.ParseIP(strings.Trim(h, "[]")); ip != nil {
+	if net.ParseIP(h) != nil {
 		return true
 	}
 	for _, c := range h {

@@ -11,10 +11,11 @@ import "bytes"
 // line and works however the stream is split into reads.
 //
 // Where it finds a fault it stops: the request it is in is refused and the
-// connection closed, so what follows is never read as a request. It never
-// finds a fault in a request net/http would accept and frame otherwise:
-// a Transfer-Encoding is refused outright, and net/http refuses a request
-// whose Content-Length the scanner cannot read.
+// connection closed, so what follows is never read as a request. Where it
+// finds none, it frames the stream exactly as net/http does
+// (FuzzScannerAgreesWithNetHTTP): a Transfer-Encoding, the one framing it
+// does not follow, is itself a fault, and a Content-Length it cannot read
+// is one that net/http refuses too.
 type scanner struct {
 	limit    int64 // header bytes allowed per request
 	requests int64 // header blocks finished: the ordinal of the current one

@@ -288,6 +288,7 @@ func TestRedirectToHTTPS(t *testing.T) {
 		{"POST", "www.pub.example", "/form", "https://www.pub.example:8443/form"},
 		{"GET", "127.0.0.1:8080", "/", "https://127.0.0.1:8443/"},
 		{"GET", "[::1]:8080", "/", "https://[::1]:8443/"},
+		{"GET", "[::1]", "/", "https://[::1]:8443/"},
 		{"GET", "evil.example@x", "/", "https://www.pub.example:8443/"},
 	} {
 		req, _ := http.NewRequest(tt.method, srv.URL+tt.path, nil)
