@@ -17,6 +17,7 @@ import (
 
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/demo"
+	"github.com/ssatd/ssatd/internal/devcert"
 )
 
 // demoOptions are the flags of `ssatd demo`. A port of 0 picks a free one.
@@ -28,6 +29,10 @@ type demoOptions struct {
 	mirrorAdmin, offloadAdmin int
 	originPrefer              []string
 	shutdownTimeout           time.Duration
+	// tls serves both proxies over HTTPS and HTTP/2 with a certificate
+	// from certDir (made there, as ssatd dev-cert does, when needed).
+	tls     bool
+	certDir string
 }
 
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
@@ -41,6 +46,8 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, envir
 	fs.IntVar(&o.offloadPort, "offload-port", 8081, "ssatd with compression offload (builtin edge): client port")
 	fs.IntVar(&o.mirrorAdmin, "mirror-admin-port", 9090, "mirror ssatd: admin port (/healthz, /readyz, /metrics)")
 	fs.IntVar(&o.offloadAdmin, "offload-admin-port", 9091, "offload ssatd: admin port")
+	fs.BoolVar(&o.tls, "tls", false, "serve both proxies over HTTPS with HTTP/2, as browsers reach Fastly (a local CA and certificate from -cert-dir)")
+	fs.StringVar(&o.certDir, "cert-dir", defaultCertDir(), "with -tls: the folder of ssatd dev-cert (its CA is reused, or created)")
 	prefer := fs.String("origin-prefer", strings.Join(demo.DefaultPreference, ","), "the origin's coding preference among those the client accepts equally")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: ssatd demo [flags]\n\nRuns a demo publisher origin, a demo bidder (mock Prebid Server) and two ssatd proxies in front of\nthe origin (mirror and offload) that auction each page over OpenRTB, on loopback by default.")
@@ -105,6 +112,8 @@ type demoRun struct {
 	mirrorURL, offloadURL       string
 	mirrorAdmin, offloadAdmin   string
 	mirrorConfig, offloadConfig *config.Config
+	certs                       devcert.Files // with -tls
+	caCreated                   bool          // with -tls: the CA is new, so not trusted yet
 	eg                          *errgroup.Group
 }
 
@@ -112,6 +121,14 @@ type demoRun struct {
 // fails before anything runs), builds the origin for its real address,
 // then serves until ctx is cancelled.
 func startDemo(ctx context.Context, o demoOptions, log *zap.Logger) (*demoRun, error) {
+	var certs devcert.Files
+	var caCreated bool
+	if o.tls {
+		var err error
+		if certs, caCreated, err = devcert.Write(o.certDir, time.Now()); err != nil {
+			return nil, err
+		}
+	}
 	var ls []net.Listener
 	closeAll := func() {
 		for _, l := range ls {
@@ -178,10 +195,13 @@ func startDemo(ctx context.Context, o demoOptions, log *zap.Logger) (*demoRun, e
 		originURL:    "http://" + originHost,
 		bidder:       bidder,
 		bidderURL:    "http://" + hostPort(bidderL) + demo.AuctionPath,
-		mirrorURL:    "http://" + hostPort(mirrorL),
-		offloadURL:   "http://" + hostPort(offloadL),
+		mirrorURL:    proxyScheme(o) + "://" + hostPort(mirrorL),
+		offloadURL:   proxyScheme(o) + "://" + hostPort(offloadL),
 		mirrorAdmin:  "http://" + hostPort(mirrorAdminL),
 		offloadAdmin: "http://" + hostPort(offloadAdminL),
+	}
+	if o.tls {
+		d.certs, d.caCreated = certs, caCreated
 	}
 	// Links are rewritten to the host the client used when it is one of
 	// these (any port); anything else falls back to localhost on the
@@ -200,8 +220,13 @@ func startDemo(ctx context.Context, o demoOptions, log *zap.Logger) (*demoRun, e
 			Offload:      offload,
 			BidderURL:    d.bidderURL,
 		})
-		if err == nil {
-			cfg.Server.ShutdownTimeout.Duration = o.shutdownTimeout
+		if err != nil {
+			return nil, err
+		}
+		cfg.Server.ShutdownTimeout.Duration = o.shutdownTimeout
+		if o.tls {
+			cfg.Server.TLSCertFile, cfg.Server.TLSKeyFile = certs.Cert, certs.Key
+			err = cfg.Validate()
 		}
 		return cfg, err
 	}
@@ -231,6 +256,13 @@ func startDemo(ctx context.Context, o demoOptions, log *zap.Logger) (*demoRun, e
 	eg.Go(func() error { return offload.run(ectx, &listeners{client: offloadL, admin: offloadAdminL}) })
 	d.eg = eg
 	return d, nil
+}
+
+func proxyScheme(o demoOptions) string {
+	if o.tls {
+		return "https"
+	}
+	return "http"
 }
 
 // serveDemo serves h on l in eg until ctx is cancelled.
@@ -279,14 +311,23 @@ Open in a browser (the ad slots show the winning OpenRTB bids: seat and price bu
 			d.mirrorURL, p.Path, d.offloadURL, p.Path, note,
 			kb(p.Sizes["identity"]), kb(p.Sizes["gzip"]), kb(p.Sizes["br"]))
 	}
+	curl := "curl"
+	if d.certs.CACert != "" {
+		if d.caCreated {
+			fmt.Fprintln(w)
+			printDevCert(w, d.certs, true)
+		}
+		fmt.Fprintf(w, "\nThe proxies serve HTTPS with HTTP/2; their certificate is signed by the local CA %s\n(trust it as `ssatd dev-cert` explains, or pass it to curl):\n", d.certs.CACert)
+		curl = "curl --cacert " + d.certs.CACert
+	}
 	fmt.Fprintf(w, `
 Try with curl (a browser navigation; the response headers, then the first lines):
-  curl -sD- -o /dev/null --compressed -H 'Sec-Fetch-Dest: document' %[1]s/
-  curl -sD- -o /dev/null --compressed -H 'Sec-Fetch-Dest: document' %[2]s/
-  curl -s --compressed -H 'Sec-Fetch-Dest: document' %[2]s/ | head -c 1500
-  curl -s --compressed -H 'Sec-Fetch-Dest: document' %[1]s%[4]s | grep -o 'tsjs.*scheduleInitialAdInit' | head -c 600
+  %[5]s -sD- -o /dev/null --compressed -H 'Sec-Fetch-Dest: document' %[1]s/
+  %[5]s -sD- -o /dev/null --compressed -H 'Sec-Fetch-Dest: document' %[2]s/
+  %[5]s -s --compressed -H 'Sec-Fetch-Dest: document' %[2]s/ | head -c 1500
+  %[5]s -s --compressed -H 'Sec-Fetch-Dest: document' %[1]s%[4]s | grep -o 'tsjs.*scheduleInitialAdInit' | head -c 600
   curl -s %[3]s/metrics
-`, d.mirrorURL, d.offloadURL, d.mirrorAdmin, demo.ArticlePaths()[0])
+`, d.mirrorURL, d.offloadURL, d.mirrorAdmin, demo.ArticlePaths()[0], curl)
 }
 
 func kb(n int) string {

@@ -21,7 +21,8 @@ commands:
   config check -config FILE   validate a configuration and print the effective one
   measure -pages DIR | -url URL | -proxy URL -url PATH
                               measure what compression costs (see docs/measuring.md)
-  demo                        run a demo origin, a demo bidder and two proxies (mirror, offload) locally
+  demo [-tls]                 run a demo origin, a demo bidder and two proxies (mirror, offload) locally
+  dev-cert [-dir DIR]         create a local CA and a certificate for localhost (HTTPS in development)
   demo-origin                 run the demo origin alone
   demo-bidder                 run the mock Prebid Server (OpenRTB) alone
   healthcheck                 probe a running daemon's /healthz (for container health checks)
@@ -73,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 		return cmdMeasure(ctx, args[1:], stdout, stderr, environ)
 	case "demo":
 		return cmdDemo(ctx, args[1:], stdout, stderr, environ)
+	case "dev-cert":
+		return cmdDevCert(args[1:], stdout, stderr)
 	case "demo-origin":
 		return cmdDemoOrigin(ctx, args[1:], stdout, stderr, environ)
 	case "demo-bidder":

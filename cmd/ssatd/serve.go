@@ -33,6 +33,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, envi
 		return 1
 	}
 	defer func() { _ = log.Sync() }()
+	log = redactLogs(log, cfg)
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
@@ -81,9 +82,12 @@ type daemon struct {
 	ready  atomic.Bool
 	client *http.Server
 	admin  *http.Server
+	// redirect answers server.http_redirect_listen; nil without it.
+	redirect *http.Server
 }
 
 func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
+	log = redactLogs(log, cfg)
 	g, err := proxy.New(cfg, proxy.Options{Logger: log, Bundle: bundle.JS()})
 	if err != nil {
 		return nil, err
@@ -98,6 +102,15 @@ func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
 		Handler:           d.adminRoutes(),
 		ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog:          zap.NewStdLog(log.Named("admin")),
+	}
+	if cfg.Server.HTTPRedirectListen != "" {
+		d.redirect = &http.Server{
+			ReadHeaderTimeout: cfg.Server.ReadHeaderTimeout.Duration,
+			ReadTimeout:       cfg.Server.ReadTimeout.Duration,
+			IdleTimeout:       cfg.Server.IdleTimeout.Duration,
+			MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
+			ErrorLog:          zap.NewStdLog(log.Named("redirect")),
+		}
 	}
 	return d, nil
 }
@@ -122,7 +135,37 @@ func (d *daemon) adminRoutes() http.Handler {
 }
 
 // listeners are the bound sockets; tests pass their own to learn the ports.
-type listeners struct{ client, admin net.Listener }
+type listeners struct{ client, admin, redirect net.Listener }
+
+// listen binds what ls does not hold yet.
+func (d *daemon) listen(ls *listeners) error {
+	for _, l := range []struct {
+		key, addr string
+		ln        *net.Listener
+	}{
+		{"server.listen", d.cfg.Server.Listen, &ls.client},
+		{"server.admin_listen", d.cfg.Server.AdminListen, &ls.admin},
+		{"server.http_redirect_listen", d.cfg.Server.HTTPRedirectListen, &ls.redirect},
+	} {
+		if *l.ln != nil || l.addr == "" {
+			continue
+		}
+		var err error
+		if *l.ln, err = net.Listen("tcp", l.addr); err != nil {
+			ls.close()
+			return fmt.Errorf("listen on %s %q: %w", l.key, l.addr, err)
+		}
+	}
+	return nil
+}
+
+func (ls *listeners) close() {
+	for _, l := range []net.Listener{ls.client, ls.admin, ls.redirect} {
+		if l != nil {
+			_ = l.Close()
+		}
+	}
+}
 
 // run serves until ctx is cancelled, then shuts down in three steps so
 // that a load balancer stops sending before the listeners close:
@@ -140,32 +183,36 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 	if ls == nil {
 		ls = &listeners{}
 	}
-	var err error
-	if ls.client == nil {
-		if ls.client, err = net.Listen("tcp", d.cfg.Server.Listen); err != nil {
-			return fmt.Errorf("listen on server.listen %q: %w", d.cfg.Server.Listen, err)
-		}
+	if err := d.listen(ls); err != nil {
+		return err
 	}
-	if ls.admin == nil {
-		if ls.admin, err = net.Listen("tcp", d.cfg.Server.AdminListen); err != nil {
-			ls.client.Close()
-			return fmt.Errorf("listen on server.admin_listen %q: %w", d.cfg.Server.AdminListen, err)
-		}
+	fields := []zap.Field{zap.String("version", version),
+		zap.String("listen", ls.client.Addr().String()), zap.Bool("tls", d.cfg.Server.TLS()), zap.String("admin_listen", ls.admin.Addr().String()),
+		zap.String("origin", d.cfg.Publisher.OriginForLog()), zap.String("domain", d.cfg.Publisher.Domain)}
+	if ls.redirect != nil && d.redirect != nil {
+		fields = append(fields, zap.String("http_redirect_listen", ls.redirect.Addr().String()))
 	}
-	d.log.Info("ssatd started", zap.String("version", version),
-		zap.String("listen", ls.client.Addr().String()), zap.String("admin_listen", ls.admin.Addr().String()),
-		zap.String("origin", d.cfg.Publisher.OriginForLog()), zap.String("domain", d.cfg.Publisher.Domain))
+	d.log.Info("ssatd started", fields...)
 	g, gctx := errgroup.WithContext(ctx)
-	serve := func(s *http.Server, l net.Listener) func() error {
+	serve := func(serve func() error) func() error {
 		return func() error {
-			if err := s.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+			if err := serve(); !errors.Is(err, http.ErrServerClosed) {
 				return err
 			}
 			return nil
 		}
 	}
-	g.Go(serve(d.client, ls.client))
-	g.Go(serve(d.admin, ls.admin))
+	if cert := d.cfg.Server.TLSCertificate; cert != nil {
+		g.Go(serve(func() error { return server.ServeTLS(d.client, ls.client, cert) }))
+	} else {
+		g.Go(serve(func() error { return server.Serve(d.client, ls.client) }))
+	}
+	g.Go(serve(func() error { return d.admin.Serve(ls.admin) }))
+	if d.redirect != nil && ls.redirect != nil {
+		_, port, _ := net.SplitHostPort(ls.client.Addr().String())
+		d.redirect.Handler = server.RedirectToHTTPS(port, d.cfg.Publisher.Domain)
+		g.Go(serve(func() error { return d.redirect.Serve(ls.redirect) }))
+	}
 	d.ready.Store(true)
 	g.Go(func() error {
 		<-gctx.Done()
@@ -197,8 +244,10 @@ func (d *daemon) shutdown() {
 	// Admin requests are short; give them a moment, not another timeout.
 	actx, acancel := context.WithTimeout(context.Background(), time.Second)
 	defer acancel()
-	if d.admin.Shutdown(actx) != nil {
-		_ = d.admin.Close()
+	for _, s := range []*http.Server{d.redirect, d.admin} {
+		if s != nil && s.Shutdown(actx) != nil {
+			_ = s.Close()
+		}
 	}
 }
 

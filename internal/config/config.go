@@ -5,6 +5,7 @@
 package config
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +59,14 @@ type ServerConfig struct {
 	// is answered 503 (docs/behaviour.md, "Limits").
 	MaxConcurrentPages int      `toml:"max_concurrent_pages" env:"MAX_CONCURRENT_PAGES"`
 	PageQueueTimeout   Duration `toml:"page_queue_timeout" env:"PAGE_QUEUE_TIMEOUT"`
+	// TLSCertFile and TLSKeyFile make server.listen serve HTTPS, with
+	// HTTP/2 (docs/behaviour.md, "HTTPS and HTTP/2"); HTTPRedirectListen
+	// is then an optional plain listener that redirects to it.
+	TLSCertFile        string `toml:"tls_cert_file" env:"TLS_CERT_FILE"`
+	TLSKeyFile         string `toml:"tls_key_file" env:"TLS_KEY_FILE"`
+	HTTPRedirectListen string `toml:"http_redirect_listen" env:"HTTP_REDIRECT_LISTEN"`
+	// TLSCertificate is the pair loaded by Validate, nil without TLS.
+	TLSCertificate *tls.Certificate `toml:"-" env:"-"`
 
 	// TrustedPrefixes is TrustedProxies parsed by Validate; bare IPs become
 	// single-address prefixes so callers only ever test prefix containment.
@@ -459,15 +468,14 @@ func (d *decoder) envProblem(err error, prefix, sectionKey string, sectionType r
 }
 
 // WriteEffective writes the whole effective configuration as TOML so an
-// operator can see what the daemon actually runs with. Credentials in
-// publisher.origin_url and in endpoint URLs, and endpoint header values,
+// operator can see what the daemon actually runs with. Credentials and
+// query values of every URL (see maskURL), and endpoint header values,
 // are masked because this output ends up in logs and support tickets.
 func (c *Config) WriteEffective(w io.Writer) error {
-	masked := *c
-	masked.Publisher.OriginURL = maskURL(c.Publisher.OriginURL)
+	masked := c.withURLsMasked()
+	endpoints := masked.Auction.OpenRTB
 	masked.Auction.OpenRTB = nil
-	for _, e := range c.Auction.OpenRTB {
-		e.URL = maskURL(e.URL)
+	for _, e := range endpoints {
 		h := make(map[string]string, len(e.Headers))
 		for k := range e.Headers {
 			h[k] = maskedSecret
@@ -479,28 +487,4 @@ func (c *Config) WriteEffective(w io.Writer) error {
 		return fmt.Errorf("write effective config: %w", err)
 	}
 	return nil
-}
-
-const maskedSecret = "xxxxx"
-
-// maskURL hides the password, or a lone username, which commonly is a
-// token. If the value does not parse, the credentials cannot be located,
-// so anything that might carry some is hidden whole.
-func maskURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		if strings.Contains(raw, "@") {
-			return maskedSecret
-		}
-		return raw
-	}
-	if u.User == nil {
-		return raw
-	}
-	if _, hasPassword := u.User.Password(); hasPassword {
-		u.User = url.UserPassword(u.User.Username(), maskedSecret)
-	} else {
-		u.User = url.User(maskedSecret)
-	}
-	return u.String()
 }

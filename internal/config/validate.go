@@ -80,6 +80,7 @@ func (c *Config) validateServer(p *problems) {
 	if s.PageQueueTimeout.Duration < 0 {
 		p.addf("server.page_queue_timeout", "must be zero (no waiting) or positive, got %s", s.PageQueueTimeout)
 	}
+	c.validateTLS(p)
 
 	s.TrustedPrefixes = s.TrustedPrefixes[:0]
 	for i, raw := range s.TrustedProxies {

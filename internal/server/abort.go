@@ -31,8 +31,13 @@ func reset(w http.ResponseWriter) {
 	if err != nil {
 		return
 	}
-	if tc, ok := conn.(interface{ NetConn() net.Conn }); ok { // TLS
-		conn = tc.NetConn()
+	// Down to the socket, under TLS and the framing guard.
+	for {
+		nc, ok := conn.(interface{ NetConn() net.Conn })
+		if !ok {
+			break
+		}
+		conn = nc.NetConn()
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetLinger(0)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"log"
+	"net"
 	"net/http"
 
 	"github.com/ssatd/ssatd/internal/config"
@@ -9,8 +10,10 @@ import (
 )
 
 // ClientHandler composes the client-facing data path around the guest:
-// client → HTTP/2 preface refusal → reset on abort → per-write deadline →
-// edge (with the builtin platform) → guest.
+// client → faulty framing refusal → HTTP/2 preface refusal → reset on
+// abort → per-write deadline → edge (with the builtin platform) → guest.
+// The framing refusal needs the connection guard that Serve puts on the
+// listener.
 // With "external" a CDN in front compresses hinted responses, and with
 // "unavailable" nothing is hinted, so neither has an edge here (docs/behaviour.md, "Platforms").
 func ClientHandler(cfg *config.Config, guest http.Handler) (http.Handler, error) {
@@ -22,11 +25,12 @@ func ClientHandler(cfg *config.Config, guest http.Handler) (http.Handler, error)
 		}
 		h = e
 	}
-	return RefuseH2Preface(ResetOnAbort(WriteDeadline(h, cfg.Server.WriteTimeout.Duration))), nil
+	return refuseFaultyFraming(RefuseH2Preface(ResetOnAbort(WriteDeadline(h, cfg.Server.WriteTimeout.Duration)))), nil
 }
 
 // New is the client-facing http.Server with the [server] timeouts and
 // limits, so that slow or stalled clients cannot hold connections forever.
+// Serve it with Serve, which guards its connections.
 func New(cfg *config.Config, h http.Handler, errorLog *log.Logger) *http.Server {
 	sc := cfg.Server
 	return &http.Server{
@@ -36,5 +40,16 @@ func New(cfg *config.Config, h http.Handler, errorLog *log.Logger) *http.Server 
 		IdleTimeout:       sc.IdleTimeout.Duration,
 		MaxHeaderBytes:    sc.MaxHeaderBytes,
 		ErrorLog:          errorLog,
+		ConnContext:       framingContext,
+		// RefuseH2Preface answers OPTIONS *, so that every request reaches
+		// the handler (see framingConn.nextRequest).
+		DisableGeneralOptionsHandler: true,
 	}
+}
+
+// Serve serves s on l with every connection's request framing guarded
+// (see refuseFaultyFraming). s.Serve(l) alone leaves HTTP/1.0 requests'
+// Transfer-Encoding unseen.
+func Serve(s *http.Server, l net.Listener) error {
+	return s.Serve(guard(l, s))
 }

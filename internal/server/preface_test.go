@@ -42,7 +42,7 @@ func TestH2PrefaceRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := New(cfg, h, nil)
-	go srv.Serve(l)
+	go Serve(srv, l)
 	defer srv.Close()
 
 	for _, tt := range []struct {

@@ -1,0 +1,65 @@
+package server
+
+import (
+	"net"
+	"net/http"
+	"strings"
+)
+
+// RedirectToHTTPS answers every request on a plain listener with 308
+// Permanent Redirect to the same path and query on https at port (left
+// out when it is 443), as a CDN does on port 80 for a site that forces
+// TLS (Fastly's "Force TLS":
+// https://www.fastly.com/documentation/guides/full-site-delivery/domains-and-origins/forcing-an-https-redirect
+// documents 301; 308 is chosen so that a POST stays a POST with its body,
+// RFC 9110 §15.4.9, and browsers treat both alike for navigations). The
+// host is the request's, when it is a plain host name or IP address,
+// else fallback: a forged Host cannot put anything else into Location.
+// Nothing reaches the guest or the origin. HTTP/2 with prior knowledge is
+// refused as on the client listener.
+func RedirectToHTTPS(port, fallback string) http.Handler {
+	if h, _, err := net.SplitHostPort(fallback); err == nil {
+		fallback = h
+	}
+	fallback = strings.Trim(fallback, "[]")
+	return RefuseH2Preface(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if host = strings.Trim(host, "[]"); !plainHost(host) {
+			host = fallback
+		}
+		switch {
+		case port != "443":
+			host = net.JoinHostPort(host, port)
+		case strings.Contains(host, ":"):
+			host = "[" + host + "]" // IPv6
+		}
+		target := "https://" + host + r.URL.RequestURI()
+		w.Header().Set("Location", target)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusPermanentRedirect)
+		if r.Method != http.MethodHead {
+			_, _ = w.Write([]byte("308 Permanent Redirect: " + target + "\n"))
+		}
+	}))
+}
+
+// plainHost accepts a DNS name or an IP address, nothing that could end
+// the authority of a URL or start its path.
+func plainHost(h string) bool {
+	if h == "" {
+		return false
+	}
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	for _, c := range h {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
