@@ -421,7 +421,8 @@ func TestServeSetupErrors(t *testing.T) {
 	}{
 		{name: "invalid configuration", args: []string{"-config", invalid}, wantCode: 1,
 			wantStderr: []string{"2 problem(s)", "publisher.origin_url", "compression.gzip_level"}},
-		{name: "no configuration at all", wantCode: 1, wantStderr: []string{"(environment only)", "publisher.domain"}},
+		{name: "no configuration at all", wantCode: 1, wantStderr: []string{"(environment only)", "publisher.domain",
+			"pass -config FILE or set SSATD_CONFIG"}},
 		{name: "bad log format", args: []string{"-config", valid}, environ: []string{"SSATD_LOG_FORMAT=xml"},
 			wantCode: 1, wantStderr: []string{"SSATD_LOG_FORMAT"}},
 		{name: "bad log level", args: []string{"-config", valid}, environ: []string{"SSATD_LOG_LEVEL=loud"},
