@@ -108,11 +108,16 @@ func (d *daemon) adminRoutes() http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
 	})
-	r.Get("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+	r.Get("/readyz", func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if !d.ready.Load() {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = io.WriteString(w, "not ready\n")
+			return
+		}
+		if err := d.originReady(req.Context()); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, "not ready: "+err.Error()+"\n")
 			return
 		}
 		_, _ = io.WriteString(w, "ready\n")
@@ -152,6 +157,9 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 			return fmt.Errorf("listen on server.admin_listen %q: %w", d.cfg.Server.AdminListen, err)
 		}
 	}
+	// Both listeners are bound: connections queue until Serve accepts them,
+	// so readiness holds from here, before the line that says so.
+	d.ready.Store(true)
 	d.log.Info("ssatd started", zap.String("version", version),
 		zap.String("listen", ls.client.Addr().String()), zap.String("admin_listen", ls.admin.Addr().String()),
 		zap.String("origin", d.cfg.Publisher.OriginForLog()), zap.String("domain", d.cfg.Publisher.Domain))
@@ -166,7 +174,6 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 	}
 	g.Go(serve(d.client, ls.client))
 	g.Go(serve(d.admin, ls.admin))
-	d.ready.Store(true)
 	g.Go(func() error {
 		<-gctx.Done()
 		d.shutdown()

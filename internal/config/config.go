@@ -58,6 +58,10 @@ type ServerConfig struct {
 	// is answered 503 (docs/behaviour.md, "Limits").
 	MaxConcurrentPages int      `toml:"max_concurrent_pages" env:"MAX_CONCURRENT_PAGES"`
 	PageQueueTimeout   Duration `toml:"page_queue_timeout" env:"PAGE_QUEUE_TIMEOUT"`
+	// ReadyRequiresOrigin makes /readyz fail while the origin refuses TCP
+	// connections. Off by default: an origin outage must not take every
+	// replica out of the load balancer at once.
+	ReadyRequiresOrigin bool `toml:"ready_requires_origin" env:"READY_REQUIRES_ORIGIN"`
 
 	// TrustedPrefixes is TrustedProxies parsed by Validate; bare IPs become
 	// single-address prefixes so callers only ever test prefix containment.
