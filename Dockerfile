@@ -3,7 +3,8 @@
 # ssatd: a static binary on distroless (CA certificates included, no shell,
 # runs as the unprivileged "nonroot" user, uid 65532).
 #
-#   docker build -t ssatd --build-arg VERSION=$(git describe --always --dirty) .
+#   docker build -t ssatd --build-arg VERSION=$(git describe --always --dirty) \
+#     --build-arg COMMIT=$(git rev-parse HEAD) --build-arg DATE=$(git log -1 --format=%cI) .
 #   docker run --rm -p 8080:8080 -v "$PWD/configs/production.example.toml:/etc/ssatd/ssatd.toml:ro" ssatd
 
 FROM golang:1.26 AS build
@@ -12,9 +13,13 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
+# The build context has no .git (see .dockerignore), so the commit and its
+# date come as build arguments; `ssatd version` says "unknown" without them.
 ARG VERSION=dev
+ARG COMMIT=
+ARG DATE=
 RUN CGO_ENABLED=0 go build -trimpath -buildvcs=false \
-      -ldflags "-s -w -X main.version=${VERSION}" \
+      -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT} -X main.date=${DATE}" \
       -o /out/ssatd ./cmd/ssatd
 
 FROM gcr.io/distroless/static-debian12:nonroot

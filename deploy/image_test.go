@@ -151,6 +151,9 @@ func TestDockerfileInStep(t *testing.T) {
 	}
 }
 
+// The COMMIT and DATE build arguments the image test passes.
+const imageCommit, imageDate = "0123abc", "2026-12-01T12:00:00Z"
+
 // buildLikeDockerfile runs the build stage's `go build` command with its
 // environment and flags, only redirecting -o, and returns the binary.
 func buildLikeDockerfile(t *testing.T, df *dockerfile, version string) string {
@@ -176,7 +179,7 @@ func buildLikeDockerfile(t *testing.T, df *dockerfile, version string) string {
 	if run == nil {
 		t.Fatal("no `go build` RUN in the Dockerfile's build stages")
 	}
-	args["VERSION"] = version
+	args["VERSION"], args["COMMIT"], args["DATE"] = version, imageCommit, imageDate
 	words, err := splitWords(run.args)
 	if err != nil {
 		t.Fatalf("Dockerfile line %d: %v", run.line, err)
@@ -345,8 +348,9 @@ func TestImageContract(t *testing.T) {
 	t.Run("static", func(t *testing.T) { checkStatic(t, built) })
 	t.Run("version ldflag", func(t *testing.T) {
 		out, err := exec.Command(built, "version").Output()
-		if err != nil || !strings.HasPrefix(string(out), "ssatd "+version) {
-			t.Errorf("ssatd version = %q, %v; want it to start with %q", out, err, "ssatd "+version)
+		want := "ssatd " + version + " commit " + imageCommit + " date " + imageDate + "\n"
+		if err != nil || string(out) != want {
+			t.Errorf("ssatd version = %q, %v; want %q (the VERSION, COMMIT and DATE build arguments)", out, err, want)
 		}
 	})
 

@@ -452,17 +452,36 @@ func checkManifests(t *testing.T, m *manifests) {
 	})
 }
 
-// TestKubernetesSizing keeps the sizing comment honest: the memory request
-// must hold the design point written in docs/deployment.md.
+// Per-page memory and idle heap of a replica, measured with ssatd-load at
+// c=64 with 64 page slots (docs/deployment.md, "Sizing a replica").
+const perPageMiB, idleMiB = 4.5, 25.0
+
+// TestKubernetesSizing keeps the memory request honest: the pod's own
+// server.max_concurrent_pages pages in flight at the measured memory per
+// page, over the idle heap, fit the request, and docs/deployment.md states
+// the same arithmetic.
 func TestKubernetesSizing(t *testing.T) {
-	m := buildKustomization(t, kustomizations[0])
-	c := ssatdContainer(t, m.deployment)
-	// docs/deployment.md, "Sizing a replica": 64 pages in flight at about
-	// 6.3 MiB each, over a 24 MiB idle heap.
-	inFlight, perPageMiB, baseMiB := 64.0, 6.3, 24.0
-	want := resource.MustParse(fmt.Sprintf("%.0fMi", inFlight*perPageMiB+baseMiB))
-	if got := c.Resources.Requests[corev1.ResourceMemory]; got.Cmp(want) < 0 {
-		t.Errorf("memory request %s below the design point %s", got.String(), want.String())
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "deployment.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range kustomizations {
+		t.Run(dir, func(t *testing.T) {
+			m := buildKustomization(t, dir)
+			c := ssatdContainer(t, m.deployment)
+			cfg, _ := podConfig(t, m, c)
+			pages := cfg.Server.MaxConcurrentPages
+			need := float64(pages)*perPageMiB + idleMiB
+			want := resource.MustParse(fmt.Sprintf("%.0fMi", need))
+			if got := c.Resources.Requests[corev1.ResourceMemory]; got.Cmp(want) < 0 {
+				t.Errorf("memory request %s below max_concurrent_pages %d × %.1f MiB + %.0f MiB = %s",
+					got.String(), pages, perPageMiB, idleMiB, want.String())
+			}
+			line := fmt.Sprintf("%d in flight × %.1f MiB + %.0f MiB | %.0f MiB", pages, perPageMiB, idleMiB, need)
+			if !strings.Contains(string(doc), line) {
+				t.Errorf("docs/deployment.md does not state the design point %q", line)
+			}
+		})
 	}
 }
 

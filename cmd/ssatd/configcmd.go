@@ -45,8 +45,12 @@ func loadConfig(name string, args []string, stdout, stderr io.Writer, environ []
 	return cfg, path, 0
 }
 
-// printProblems writes each configuration problem on its own line.
+// printProblems writes each configuration problem on its own line; with no
+// file named, it says how to name one, since that is the likely mistake.
 func printProblems(w io.Writer, path string, err error) {
+	if path == "" {
+		defer fmt.Fprint(w, "no configuration file was named: pass -config FILE or set SSATD_CONFIG\n")
+	}
 	var list *config.Errors
 	if errors.As(err, &list) {
 		fmt.Fprintf(w, "configuration %s has %d problem(s):\n", describe(path), len(list.List))

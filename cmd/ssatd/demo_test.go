@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -184,19 +183,20 @@ func runCommand(t *testing.T, args ...string) (stdout, stderr *testutil.LockedBu
 
 func waitOutput(t *testing.T, b *testutil.LockedBuffer, re *regexp.Regexp, code <-chan int) []string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if m := re.FindStringSubmatch(b.String()); m != nil {
+	timeout := time.After(30 * time.Second)
+	for {
+		out, next := b.Next()
+		if m := re.FindStringSubmatch(out); m != nil {
 			return m
 		}
 		select {
+		case <-next:
 		case c := <-code:
 			t.Fatalf("command exited with %d before printing %v; output:\n%s", c, re, b.String())
-		case <-time.After(20 * time.Millisecond):
+		case <-timeout:
+			t.Fatalf("no %v in the output after 30s:\n%s", re, out)
 		}
 	}
-	t.Fatalf("no %v in the output after 30s:\n%s", re, b.String())
-	return nil
 }
 
 func exitCode(t *testing.T, code <-chan int) int {
@@ -363,14 +363,29 @@ func TestComposeConfigsMatchDemo(t *testing.T) {
 	}
 }
 
-// findChromium returns a Chromium or Chrome binary, or "".
-func findChromium() string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
+// screenshotDir is where the browser test writes its screenshots: the
+// test's temporary folder, removed afterwards, or the folder that
+// SSATD_SCREENSHOTS names, created if it does not exist.
+func screenshotDir(t *testing.T) string {
+	dir := os.Getenv("SSATD_SCREENSHOTS")
+	if dir == "" {
+		return t.TempDir()
 	}
-	return ""
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("SSATD_SCREENSHOTS: %v", err)
+	}
+	return dir
+}
+
+func TestScreenshotDirIsCreated(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "not", "yet")
+	t.Setenv("SSATD_SCREENSHOTS", dir)
+	if got := screenshotDir(t); got != dir {
+		t.Fatalf("screenshotDir = %q, want %q", got, dir)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("SSATD_SCREENSHOTS=%s was not created: %v", dir, err)
+	}
 }
 
 // pageEvents is what a tab reported while loading one page.
@@ -438,10 +453,7 @@ type renderedPage struct {
 // proxy and in the origin's coding from the mirror proxy, and the page logs
 // no error.
 func TestDemoInBrowser(t *testing.T) {
-	bin := findChromium()
-	if bin == "" {
-		t.Skip("no chromium, chromium-browser or google-chrome in PATH; install the chromium package to run the browser test")
-	}
+	bin := testutil.RequireTool(t, "chromium", "chromium-browser", "google-chrome")
 	d := startTestDemo(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin),
@@ -467,12 +479,7 @@ func TestDemoInBrowser(t *testing.T) {
 	if err := chromedp.Do(browserCtx); err != nil {
 		t.Fatalf("starting %s: %v", bin, err)
 	}
-	// Screenshots go to the test's temporary folder, removed afterwards;
-	// SSATD_SCREENSHOTS names a folder to keep them in instead.
-	shots := t.TempDir()
-	if dir := os.Getenv("SSATD_SCREENSHOTS"); dir != "" {
-		shots = dir
-	}
+	shots := screenshotDir(t)
 
 	// The placeholder text the bundle writes for each slot's winning bid.
 	// The demo bidder's prices are fixed (demo.DemoPrice): the winners are

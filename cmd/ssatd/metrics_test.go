@@ -127,10 +127,11 @@ func TestMetricsAfterKnownRequests(t *testing.T) {
 
 	g := d.metrics.Gatherer()
 	// A request is recorded once its last byte is out, which may be just
-	// after the client has read it.
-	waitFor(t, "4 requests recorded and none in flight", func() bool {
-		return sumOf(t, g, "ssatd_requests_total", nil) == 4 && sumOf(t, g, "ssatd_requests_in_flight", nil) == 0
-	})
+	// after the client has read it; its access line is written after that.
+	d.waitLogged(t, "access", 4)
+	if n, f := sumOf(t, g, "ssatd_requests_total", nil), sumOf(t, g, "ssatd_requests_in_flight", nil); n != 4 || f != 0 {
+		t.Fatalf("%v requests recorded and %v in flight, want 4 and 0", n, f)
+	}
 
 	metricsURL := "http://" + d.adminAddr + "/metrics"
 	want := helpAndType(t, g, "ssatd_requests_total") + `

@@ -121,11 +121,16 @@ func (d *daemon) adminRoutes() http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
 	})
-	r.Get("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+	r.Get("/readyz", func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if !d.ready.Load() {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = io.WriteString(w, "not ready\n")
+			return
+		}
+		if err := d.originReady(req.Context()); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, "not ready: "+err.Error()+"\n")
 			return
 		}
 		_, _ = io.WriteString(w, "ready\n")
@@ -192,6 +197,9 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 	if ls.redirect != nil && d.redirect != nil {
 		fields = append(fields, zap.String("http_redirect_listen", ls.redirect.Addr().String()))
 	}
+	// Both listeners are bound: connections queue until Serve accepts them,
+	// so readiness holds from here, before the line that says so.
+	d.ready.Store(true)
 	d.log.Info("ssatd started", fields...)
 	g, gctx := errgroup.WithContext(ctx)
 	serve := func(serve func() error) func() error {
@@ -213,7 +221,6 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 		d.redirect.Handler = server.RedirectToHTTPS(port, d.cfg.Publisher.Domain)
 		g.Go(serve(func() error { return d.redirect.Serve(ls.redirect) }))
 	}
-	d.ready.Store(true)
 	g.Go(func() error {
 		<-gctx.Done()
 		d.shutdown()

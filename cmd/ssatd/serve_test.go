@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/ssatd/ssatd/internal/bundle"
@@ -69,7 +70,6 @@ func newTestOrigin(t *testing.T) *testOrigin {
 				return
 			case <-time.After(10 * time.Second):
 			}
-			time.Sleep(300 * time.Millisecond)
 			_, _ = io.WriteString(w, slowSecond)
 		default:
 			// A status and body the daemon never produces itself, so a
@@ -93,6 +93,26 @@ type runningDaemon struct {
 	cancel                context.CancelFunc
 	done                  chan error // receives run's result once
 	metrics               *metrics.Set
+	logged                chan string // the message of every log entry, in order
+}
+
+// waitLogged waits until the daemon has logged n entries with message msg,
+// counting from the last call. The guest counts a request's metrics before
+// it writes its access line, so after waitLogged(t, "access", n) the n
+// requests are in /metrics: no polling.
+func (d *runningDaemon) waitLogged(t *testing.T, msg string, n int) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for n > 0 {
+		select {
+		case m := <-d.logged:
+			if m == msg {
+				n--
+			}
+		case <-timeout:
+			t.Fatalf("timed out waiting for %d more %q log entries", n, msg)
+		}
+	}
 }
 
 func startDaemon(t *testing.T, originURL string) *runningDaemon {
@@ -115,6 +135,15 @@ func startDaemonWith(t *testing.T, conf string, log *zap.Logger) *runningDaemon 
 	if err != nil {
 		t.Fatal(err)
 	}
+	logged := make(chan string, 1024)
+	log = log.WithOptions(zap.Hooks(func(e zapcore.Entry) error {
+		select {
+		case logged <- e.Message:
+		default:
+			t.Errorf("more than %d log entries unread: %q dropped", cap(logged), e.Message)
+		}
+		return nil
+	}))
 	d, err := newDaemon(cfg, log)
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +164,7 @@ func startDaemonWith(t *testing.T, conf string, log *zap.Logger) *runningDaemon 
 		cancel:     cancel,
 		done:       make(chan error, 1),
 		metrics:    d.guest.Metrics(),
+		logged:     logged,
 	}
 	go func() { rd.done <- d.run(ctx, &listeners{client: client, admin: admin}) }()
 	t.Cleanup(func() {
@@ -265,24 +295,19 @@ func TestDaemonServesAndShutsDownGracefully(t *testing.T) {
 
 	t.Run("metrics count the requests by route", func(t *testing.T) {
 		// Two HTML pages went through the pipeline and three plain-text
-		// answers were passed through. The counters are bumped when a
-		// request's handler returns, which may be just after the client
-		// has read the body, so poll briefly.
+		// answers were passed through. A request is counted when its
+		// handler returns, which may be just after the client has read
+		// the body; its access line comes after that.
+		d.waitLogged(t, "access", 5)
 		want := []string{
 			`ssatd_requests_total{eligible="false",mode="mirror",outcome="ok",route="pipeline",status_class="2xx"} 2` + "\n",
 			`ssatd_requests_total{eligible="false",mode="mirror",outcome="ok",route="pass-through",status_class="4xx"} 3` + "\n",
 		}
-		var body string
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			_, _, body = get(t, c, "http://"+d.adminAddr+"/metrics", "")
-			if strings.Contains(body, want[0]) && strings.Contains(body, want[1]) {
-				break
+		_, _, body := get(t, c, "http://"+d.adminAddr+"/metrics", "")
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("metrics lack %q:\n%s", w, body)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("metrics lack %q:\n%s", want, body)
-			}
-			time.Sleep(20 * time.Millisecond)
 		}
 	})
 
@@ -303,12 +328,12 @@ func TestDaemonServesAndShutsDownGracefully(t *testing.T) {
 		}
 
 		d.cancel()
-		// /readyz fails as soon as shutdown starts; the admin listener stays
-		// up while client responses drain.
-		waitFor(t, "/readyz to report 503 while draining", func() bool {
-			status, _, _ := get(t, c, "http://"+d.adminAddr+"/readyz", "")
-			return status == http.StatusServiceUnavailable
-		})
+		// /readyz fails as soon as shutdown starts, before it logs so; the
+		// admin listener stays up while client responses drain.
+		d.waitLogged(t, "shutting down", 1)
+		if status, _, _ := get(t, c, "http://"+d.adminAddr+"/readyz", ""); status != http.StatusServiceUnavailable {
+			t.Errorf("/readyz while draining = %d, want 503", status)
+		}
 		select {
 		case err := <-d.done:
 			t.Fatalf("run returned %v while a response was still in flight", err)
@@ -336,17 +361,6 @@ func TestDaemonServesAndShutsDownGracefully(t *testing.T) {
 		assertRefused(t, "client", d.clientAddr)
 		assertRefused(t, "admin", d.adminAddr)
 	})
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func TestServeListenFailures(t *testing.T) {
@@ -407,7 +421,8 @@ func TestServeSetupErrors(t *testing.T) {
 	}{
 		{name: "invalid configuration", args: []string{"-config", invalid}, wantCode: 1,
 			wantStderr: []string{"2 problem(s)", "publisher.origin_url", "compression.gzip_level"}},
-		{name: "no configuration at all", wantCode: 1, wantStderr: []string{"(environment only)", "publisher.domain"}},
+		{name: "no configuration at all", wantCode: 1, wantStderr: []string{"(environment only)", "publisher.domain",
+			"pass -config FILE or set SSATD_CONFIG"}},
 		{name: "bad log format", args: []string{"-config", valid}, environ: []string{"SSATD_LOG_FORMAT=xml"},
 			wantCode: 1, wantStderr: []string{"SSATD_LOG_FORMAT"}},
 		{name: "bad log level", args: []string{"-config", valid}, environ: []string{"SSATD_LOG_LEVEL=loud"},
@@ -467,23 +482,34 @@ func startServeCommand(t *testing.T, configText string) *servedCommand {
 			t.Error("serve did not stop")
 		}
 	})
-	var started map[string]any
-	waitFor(t, "the startup log line", func() bool {
-		select {
-		case code := <-sc.done:
-			t.Fatalf("serve exited with %d before starting:\n%s", code, sc.stderr.String())
-		default:
-		}
-		var ok bool
-		started, ok = logLine(sc.stderr.String(), "ssatd started")
-		return ok
-	})
+	started := sc.waitLog(t, "ssatd started")
 	sc.clientAddr, _ = started["listen"].(string)
 	sc.adminAddr, _ = started["admin_listen"].(string)
 	if sc.clientAddr == "" || sc.adminAddr == "" || sc.clientAddr == sc.adminAddr {
 		t.Fatalf("startup line has listen %q and admin_listen %q", sc.clientAddr, sc.adminAddr)
 	}
 	return sc
+}
+
+// waitLog waits for serve to log a line whose message contains msg and
+// returns it, checking after every write to stderr.
+func (sc *servedCommand) waitLog(t *testing.T, msg string) map[string]any {
+	t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		logs, next := sc.stderr.Next()
+		if m, ok := logLine(logs, msg); ok {
+			return m
+		}
+		select {
+		case <-next:
+		case code := <-sc.done:
+			sc.done <- code
+			t.Fatalf("serve exited with %d before logging %q:\n%s", code, msg, sc.stderr.String())
+		case <-timeout:
+			t.Fatalf("serve did not log %q:\n%s", msg, logs)
+		}
+	}
 }
 
 // exitCode waits for serve to return.
@@ -578,10 +604,11 @@ origin_url = %q
 	c := newTestClient(t)
 	stopped := time.Now()
 	sc.cancel()
-	waitFor(t, "/readyz to report 503", func() bool {
-		status, _, _ := get(t, c, "http://"+sc.adminAddr+"/readyz", "")
-		return status == http.StatusServiceUnavailable
-	})
+	// Readiness fails before shutdown logs that it has begun.
+	sc.waitLog(t, "shutting down")
+	if status, _, _ := get(t, c, "http://"+sc.adminAddr+"/readyz", ""); status != http.StatusServiceUnavailable {
+		t.Errorf("/readyz after shutdown began = %d, want 503", status)
+	}
 	// A new connection, as a load balancer that has not yet seen the
 	// failing readiness would open, is still served.
 	c.Transport.(*http.Transport).CloseIdleConnections()
@@ -670,5 +697,53 @@ func assertRefused(t *testing.T, name, addr string) {
 	}
 	if !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("dialling the %s port %s after shutdown: %v, want connection refused", name, addr, err)
+	}
+}
+
+// TestReadyzAndTheOrigin: by default /readyz stays 200 while the origin is
+// down (an outage shared by every replica must not empty the load
+// balancer); with server.ready_requires_origin it answers 503 naming the
+// origin, and 200 again once the origin accepts connections.
+func TestReadyzAndTheOrigin(t *testing.T) {
+	// A port that refuses connections: listened on, then closed.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + ln.Addr().String()
+	ln.Close()
+	up := newTestOrigin(t).srv.URL
+	conf := func(origin string, requires bool) string {
+		return fmt.Sprintf(`
+[server]
+drain_period = "0s"
+ready_requires_origin = %v
+
+[publisher]
+domain = "localhost"
+origin_url = %q
+origin_connect_timeout = "2s"
+`, requires, origin)
+	}
+	tests := []struct {
+		name       string
+		origin     string
+		requires   bool
+		wantStatus int
+		wantBody   string
+	}{
+		{"origin down, default", down, false, http.StatusOK, "ready\n"},
+		{"origin down, ready_requires_origin", down, true, http.StatusServiceUnavailable, "not ready: origin unreachable"},
+		{"origin up, ready_requires_origin", up, true, http.StatusOK, "ready\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := startDaemonWith(t, conf(tt.origin, tt.requires), zaptest.NewLogger(t))
+			d.waitLogged(t, "ssatd started", 1) // ready from before this line
+			status, _, body := get(t, newTestClient(t), "http://"+d.adminAddr+"/readyz", "")
+			if status != tt.wantStatus || !strings.HasPrefix(body, tt.wantBody) {
+				t.Errorf("/readyz = %d %q, want %d %q", status, body, tt.wantStatus, tt.wantBody)
+			}
+		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 type corpusPage struct {
@@ -18,17 +20,7 @@ type corpusPage struct {
 // The corpus is real third-party HTML and stays outside the repository.
 func corpusPages(b *testing.B, n int) []corpusPage {
 	b.Helper()
-	dir := os.Getenv("SSATD_CORPUS")
-	if dir == "" {
-		b.Skip("SSATD_CORPUS not set; point it at a folder of *.html pages to run corpus benchmarks")
-	}
-	paths, err := filepath.Glob(filepath.Join(dir, "*.html"))
-	if err != nil {
-		b.Fatalf("list corpus %s: %v", dir, err)
-	}
-	if len(paths) == 0 {
-		b.Skipf("no *.html files in SSATD_CORPUS=%s", dir)
-	}
+	paths := testutil.RequireCorpus(b)
 	pages := make([]corpusPage, 0, len(paths))
 	for _, p := range paths {
 		data, err := os.ReadFile(p)

@@ -174,7 +174,7 @@ func TestUnknownEnvVariableRejected(t *testing.T) {
 	// The command line's own variables, the test suite's, and anything
 	// without the prefix are not configuration keys and pass.
 	if _, err := Load(path, []string{"SSATD_CONFIG=" + path, "SSATD_LOG_LEVEL=debug", "SSATD_LOG_FORMAT=console",
-		"SSATD_CORPUS=/x", "SSATD_FUZZTIME=1s", "SSATD_SCREENSHOTS=/y", "HOME=/root", "ssatd_lower=1"}); err != nil {
+		"SSATD_CORPUS=/x", "SSATD_FUZZTIME=1s", "SSATD_SCREENSHOTS=/y", "SSATD_STRICT=1", "HOME=/root", "ssatd_lower=1"}); err != nil {
 		t.Errorf("Load refused variables that are not configuration keys: %v", err)
 	}
 }

@@ -67,6 +67,10 @@ type ServerConfig struct {
 	HTTPRedirectListen string `toml:"http_redirect_listen" env:"HTTP_REDIRECT_LISTEN"`
 	// TLSCertificate is the pair loaded by Validate, nil without TLS.
 	TLSCertificate *tls.Certificate `toml:"-" env:"-"`
+	// ReadyRequiresOrigin makes /readyz fail while the origin refuses TCP
+	// connections. Off by default: an origin outage must not take every
+	// replica out of the load balancer at once.
+	ReadyRequiresOrigin bool `toml:"ready_requires_origin" env:"READY_REQUIRES_ORIGIN"`
 
 	// TrustedPrefixes is TrustedProxies parsed by Validate; bare IPs become
 	// single-address prefixes so callers only ever test prefix containment.

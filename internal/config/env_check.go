@@ -14,7 +14,7 @@ import (
 // command line reads the first three, the test suite and CI the others.
 var otherEnvVars = []string{
 	"SSATD_CONFIG", "SSATD_LOG_FORMAT", "SSATD_LOG_LEVEL",
-	"SSATD_CORPUS", "SSATD_FUZZTIME", "SSATD_SCREENSHOTS",
+	"SSATD_CORPUS", "SSATD_FUZZTIME", "SSATD_SCREENSHOTS", "SSATD_STRICT",
 }
 
 // envNames lists every SSATD_ variable that sets a configuration key, as

@@ -9,16 +9,15 @@ import (
 	"testing"
 
 	"github.com/ssatd/ssatd/internal/ssat"
+
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 // BenchmarkEdge times the edge layer alone: compressing an identity page,
 // as the guest hands it over in offload mode, at the delivery defaults
 // (br quality 1, gzip level 1). MB/s is of the identity page.
 func BenchmarkEdge(b *testing.B) {
-	dir := os.Getenv("SSATD_CORPUS")
-	if dir == "" {
-		b.Skip("SSATD_CORPUS is not set: edge benchmarks use the corpus pages")
-	}
+	dir := filepath.Dir(testutil.RequireCorpus(b)[0])
 	for _, name := range []string{"yahoo-3.html", "guardian-1.html", "nytimes-5.html", "ars-1.html"} {
 		page, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {

@@ -24,6 +24,7 @@ const retryAfterSeconds = 1
 type pageGate struct {
 	slots   chan struct{} // one element per page in the pipeline
 	timeout time.Duration // the longest wait for a slot
+	waiting func()        // test hook: a page starts waiting for a slot; nil in production
 }
 
 func newPageGate(n int, timeout time.Duration) *pageGate {
@@ -55,6 +56,9 @@ func (g *pageGate) admit(ctx context.Context) (*pageSlot, error) {
 	}
 	if g.timeout <= 0 {
 		return nil, errOverloaded(g)
+	}
+	if g.waiting != nil {
+		g.waiting()
 	}
 	t := time.NewTimer(g.timeout)
 	defer t.Stop()

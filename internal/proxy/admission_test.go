@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -169,17 +170,25 @@ func TestOverloadedPageGets503AfterQueueTimeoutWhilePassThroughIsServed(t *testi
 func TestQueuedPageIsServedWhenASlotFreesWithinTheTimeout(t *testing.T) {
 	e, o := newHeldEnv(t, pagesLimit(5*time.Second))
 	held := e.startHeld(t)
+	// The held page ends only once the queued page is waiting for its slot.
+	queued, stop := make(chan struct{}), make(chan struct{})
+	var releasedFirst atomic.Bool
+	e.guest.pages.waiting = func() { close(queued) }
 	go func() {
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-queued:
+			releasedFirst.Store(true)
+		case <-stop:
+		}
 		close(o.release)
 	}()
-	start := time.Now()
 	resp, body := e.mustGet(t, "/page", navigate)
+	close(stop)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `id="trustedserver-js"`) {
 		t.Fatalf("queued page: status %d, body %q", resp.StatusCode, body)
 	}
-	if waited := time.Since(start); waited < 100*time.Millisecond {
-		t.Errorf("served after %s: it did not wait for the held page", waited)
+	if !releasedFirst.Load() {
+		t.Errorf("the page was served before the held page freed its slot")
 	}
 	if r := <-held; r.err != nil || r.status != http.StatusOK {
 		t.Fatalf("held page: status %d, err %v", r.status, r.err)
@@ -192,8 +201,10 @@ func TestQueuedPageIsServedWhenASlotFreesWithinTheTimeout(t *testing.T) {
 func TestClientLeavingWhileQueuedIsNotCountedAsOverload(t *testing.T) {
 	e, o := newHeldEnv(t, pagesLimit(5*time.Second))
 	held := e.startHeld(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	// The client gives up once its page is waiting for the slot.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	e.guest.pages.waiting = cancel
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.front.URL+"/page", nil)
 	req.Host = testDomain
 	if resp, err := client.Do(req); err == nil {

@@ -17,19 +17,15 @@ import (
 
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
+
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
-// corpusPages returns the HTML pages of $SSATD_CORPUS, or skips.
+// corpusPages returns the HTML pages of $SSATD_CORPUS, or skips (fails
+// under SSATD_STRICT=1).
 func corpusPages(tb testing.TB) map[string][]byte {
 	tb.Helper()
-	dir := os.Getenv("SSATD_CORPUS")
-	if dir == "" {
-		tb.Skip("SSATD_CORPUS is not set: corpus tests need a folder of HTML pages (CI uses ../shared/corpus)")
-	}
-	files, err := filepath.Glob(filepath.Join(dir, "*.html"))
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("SSATD_CORPUS=%s holds no *.html pages (%v)", dir, err)
-	}
+	files := testutil.RequireCorpus(tb)
 	pages := map[string][]byte{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)

@@ -147,6 +147,7 @@ func TestOriginClosesMidBody(t *testing.T) {
 			// Noisy, so that half of the stream decodes to output in
 			// every coding.
 			full := encode(t, c, noisyHTML(256<<10))
+			mid := newMidBody(t)
 			e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/html")
 				if c != compress.Identity {
@@ -155,13 +156,11 @@ func TestOriginClosesMidBody(t *testing.T) {
 				w.Header().Set("Content-Length", fmt.Sprint(len(full)))
 				w.Write(full[:len(full)/2])
 				w.(http.Flusher).Flush()
-				// Long enough for the guest's flush timer to send the first
-				// bytes: the failure is then mid-body, after the headers.
-				time.Sleep(200 * time.Millisecond)
+				mid.wait(r) // the failure is then mid-body, after the headers
 				conn, _, _ := w.(http.Hijacker).Hijack()
 				conn.Close()
 			}))
-			resp, _, err := e.get(t, "/", navigate, header("Accept-Encoding", "gzip, deflate, br"))
+			resp, err := mid.get(e, "/", navigate, header("Accept-Encoding", "gzip, deflate, br"))
 			assertAborted(t, resp, err)
 			if o := e.accessLine(t, 1)["outcome"]; o != outcomeAborted {
 				t.Fatalf("outcome = %v", o)

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,6 +119,49 @@ func (e *env) get(t *testing.T, path string, opts ...reqOpt) (*http.Response, []
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	return resp, body, err
+}
+
+// midBody orders an origin's mid-body failure after the response's
+// headers: the origin's handler calls wait after sending its first part,
+// and wait returns once the headers have reached the client, so the guest
+// has committed to the response when the failure comes.
+type midBody struct {
+	t       *testing.T
+	headers chan struct{}
+	once    sync.Once
+}
+
+func newMidBody(t *testing.T) *midBody { return &midBody{t: t, headers: make(chan struct{})} }
+
+func (m *midBody) wait(r *http.Request) {
+	select {
+	case <-m.headers:
+	case <-r.Context().Done():
+	case <-time.After(10 * time.Second):
+		m.t.Errorf("the response's headers never reached the client")
+	}
+}
+
+// get requests path from e, lets wait return once the headers arrived, and
+// reads the body.
+func (m *midBody) get(e *env, path string, opts ...reqOpt) (*http.Response, error) {
+	defer m.once.Do(func() { close(m.headers) })
+	req, err := http.NewRequest(http.MethodGet, e.front.URL+path, nil)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	req.Host = testDomain
+	for _, o := range opts {
+		o(req)
+	}
+	resp, err := client.Do(req)
+	m.once.Do(func() { close(m.headers) })
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	_, err = io.ReadAll(resp.Body)
+	return resp, err
 }
 
 // mustGet is get for responses that must arrive whole.

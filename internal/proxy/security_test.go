@@ -17,20 +17,55 @@ import (
 	"github.com/ssatd/ssatd/internal/config"
 )
 
-// countingListener counts connections made to a host that must never be
-// contacted.
-type countingListener struct {
+// watchedListener reports, in accept order, the remote address of every
+// connection made to a host that must never be contacted.
+type watchedListener struct {
 	net.Listener
-	n atomic.Int64
+	accepted chan string
 }
 
-func (l *countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err == nil {
-		l.n.Add(1)
-		c.Close()
+func watch(ln net.Listener) *watchedListener {
+	l := &watchedListener{Listener: ln, accepted: make(chan string, 64)}
+	go func() {
+		defer close(l.accepted)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			l.accepted <- c.RemoteAddr().String()
+			c.Close()
+		}
+	}()
+	return l
+}
+
+// othersBefore connects to the listener itself and returns how many
+// connections were accepted before its own. The kernel queues connections
+// in arrival order and the listener accepts them one by one, so every
+// connection made before this call is counted: no sleep is needed.
+func (l *watchedListener) othersBefore(t *testing.T) int {
+	t.Helper()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
 	}
-	return c, err
+	defer c.Close()
+	self := c.LocalAddr().String()
+	timeout := time.After(10 * time.Second)
+	for n := 0; ; n++ {
+		select {
+		case addr, ok := <-l.accepted:
+			if !ok {
+				t.Fatal("the listener closed before accepting the test's own connection")
+			}
+			if addr == self {
+				return n
+			}
+		case <-timeout:
+			t.Fatal("the listener never accepted the test's own connection")
+		}
+	}
 }
 
 // rawRequest writes a request as given and returns the status line.
@@ -56,14 +91,7 @@ func TestNotAnOpenProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evil := &countingListener{Listener: ln}
-	go func() {
-		for {
-			if _, err := evil.Accept(); err != nil {
-				return
-			}
-		}
-	}()
+	evil := watch(ln)
 	defer ln.Close()
 	evilAddr := ln.Addr().String()
 	var originPaths []string
@@ -85,8 +113,7 @@ func TestNotAnOpenProxy(t *testing.T) {
 			t.Errorf("%s: status line %q, want %s", tt.name, status, tt.wantStatus)
 		}
 	}
-	time.Sleep(50 * time.Millisecond)
-	if n := evil.n.Load(); n != 0 {
+	if n := evil.othersBefore(t); n != 0 {
 		t.Fatalf("ssatd connected %d times to a host that is not the origin", n)
 	}
 	if len(originPaths) == 0 {

@@ -80,17 +80,16 @@ func TestCorruptMidBodyAborts(t *testing.T) {
 			for i := len(bad) / 2; i < len(bad)/2+64; i++ {
 				bad[i] ^= 0x5a
 			}
+			mid := newMidBody(t)
 			e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/html")
 				w.Header().Set("Content-Encoding", string(c))
 				w.Write(bad[:len(bad)/2])
 				w.(http.Flusher).Flush()
-				// Long enough for the guest's flush timer to send the first
-				// bytes: the corruption is then met mid-body.
-				time.Sleep(200 * time.Millisecond)
+				mid.wait(r) // the corruption is then met mid-body
 				w.Write(bad[len(bad)/2:])
 			}))
-			resp, _, err := e.get(t, "/", navigate, header("Accept-Encoding", string(c)))
+			resp, err := mid.get(e, "/", navigate, header("Accept-Encoding", string(c)))
 			assertAborted(t, resp, err)
 		})
 	}

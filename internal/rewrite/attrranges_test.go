@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 // The scanner's attribute grammar (attr.go, scanAttrs) against the
@@ -78,14 +80,7 @@ func startTags(page []byte, f func(raw []byte)) {
 }
 
 func TestAttrRangesMatchTokenizerCorpus(t *testing.T) {
-	dir := os.Getenv("SSATD_CORPUS")
-	if dir == "" {
-		t.Skip("SSATD_CORPUS is not set: corpus tests need a folder of HTML pages (CI uses ../shared/corpus)")
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.html"))
-	if len(files) == 0 {
-		t.Fatalf("no pages in %s", dir)
-	}
+	files := testutil.RequireCorpus(t)
 	tags, attrs, repeated := 0, 0, 0
 	for _, f := range files {
 		page, err := os.ReadFile(f)

@@ -3,12 +3,13 @@ package rewrite
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/ssatd/ssatd/internal/ssat"
+
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 // benchPage is a corpus page with the options of an eligible navigation:
@@ -19,14 +20,7 @@ type benchPage struct {
 }
 
 func benchCorpus(b *testing.B) ([]benchPage, int64) {
-	dir := os.Getenv("SSATD_CORPUS")
-	if dir == "" {
-		b.Skip("SSATD_CORPUS is not set: the benchmark needs a folder of HTML pages (CI uses ../shared/corpus)")
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.html"))
-	if len(files) == 0 {
-		b.Fatalf("no pages in %s", dir)
-	}
+	files := testutil.RequireCorpus(b)
 	slots, err := AdSlotsScript([]ssat.Slot{{ID: "top", Formats: [][]int{{728, 90}}}})
 	if err != nil {
 		b.Fatal(err)

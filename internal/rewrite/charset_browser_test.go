@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -14,23 +12,15 @@ import (
 	"golang.org/x/net/html/charset"
 
 	"github.com/ssatd/ssatd/internal/ssat"
+
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 // browserOrSkip returns a Chromium binary. Without one the test skips,
 // except under SSATD_STRICT=1, where a missing tool fails the run.
 func browserOrSkip(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	const msg = "no chromium, chromium-browser or google-chrome in PATH; install the chromium package to run the browser test"
-	if os.Getenv("SSATD_STRICT") == "1" {
-		t.Fatal(msg + " (SSATD_STRICT=1)")
-	}
-	t.Skip(msg)
-	return ""
+	return testutil.RequireTool(t, "chromium", "chromium-browser", "google-chrome")
 }
 
 // charsetPage is an origin page in one charset. native is text written in

@@ -14,6 +14,8 @@ import (
 	"golang.org/x/net/html/charset"
 
 	"github.com/ssatd/ssatd/internal/ssat"
+
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 // headFor is the head injection of an eligible page with n slots (the
@@ -116,17 +118,7 @@ func TestHeadInjectionWithoutCharsetStaysAfterHead(t *testing.T) {
 // For every corpus page and 0, 1, 8 and 32 slots, the encoding prescan
 // (golang.org/x/net/html/charset) of the output is that of the input.
 func TestCorpusCharsetPrescanUnchanged(t *testing.T) {
-	dir := os.Getenv("SSATD_CORPUS")
-	if dir == "" {
-		if os.Getenv("SSATD_STRICT") == "1" {
-			t.Fatal("SSATD_CORPUS is not set (SSATD_STRICT=1)")
-		}
-		t.Skip("SSATD_CORPUS is not set: corpus tests need a folder of HTML pages (CI uses ../shared/corpus)")
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.html"))
-	if len(files) == 0 {
-		t.Fatalf("no pages in %s", dir)
-	}
+	files := testutil.RequireCorpus(t)
 	declared := 0
 	for _, f := range files {
 		page, err := os.ReadFile(f)

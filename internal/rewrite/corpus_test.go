@@ -5,19 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 // On real pages, bytes no rule touches are copied exactly: with nothing to
 // rewrite the output is the input, and a head injection is the only change.
 func TestCorpusUnchangedBytesCopiedExactly(t *testing.T) {
-	dir := os.Getenv("SSATD_CORPUS")
-	if dir == "" {
-		t.Skip("SSATD_CORPUS is not set: corpus tests need a folder of HTML pages (CI uses ../shared/corpus)")
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.html"))
-	if len(files) == 0 {
-		t.Fatalf("no pages in %s", dir)
-	}
+	files := testutil.RequireCorpus(t)
 	inject := []byte("<script>INJECTED</script>")
 	for _, f := range files {
 		page, err := os.ReadFile(f)

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 // The scanner against the reference rewriter built on x/net/html's
@@ -76,14 +78,7 @@ func around(b []byte, i int) []byte { return b[max(0, i-60):min(len(b), i+60)] }
 var canonicalHost = regexp.MustCompile(`(?i)<link[^>]+rel=["']?canonical["']?[^>]*href=["']?https?://([a-z0-9.-]+)`)
 
 func TestDifferentialCorpus(t *testing.T) {
-	dir := os.Getenv("SSATD_CORPUS")
-	if dir == "" {
-		t.Skip("SSATD_CORPUS is not set: corpus tests need a folder of HTML pages (CI uses ../shared/corpus)")
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.html"))
-	if len(files) == 0 {
-		t.Fatalf("no pages in %s", dir)
-	}
+	files := testutil.RequireCorpus(t)
 	rewritten := 0
 	for i, f := range files {
 		page, err := os.ReadFile(f)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/ssatd/ssatd/internal/ssat"
+
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 // hostile values try to leave the script element or the string literal.
@@ -48,10 +50,7 @@ func TestScriptEscapingCannotBreakOut(t *testing.T) {
 
 // With Node.js available, run the scripts and check the values arrive intact.
 func TestScriptsEvaluateToOriginalValues(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not found: cannot evaluate the injected scripts")
-	}
+	node := testutil.RequireTool(t, "node", "nodejs")
 	for _, h := range hostile {
 		slots := []ssat.Slot{{ID: h, Formats: [][]int{{728, 90}}, Targeting: map[string]any{"k": []string{h}}}}
 		bids := map[string]ssat.Bid{h: {Adm: h, W: 728, H: 90}}

@@ -295,7 +295,7 @@ func (h *hostRewriter) rewriteRawValue(raw []byte, quote byte, kind attrKind) ([
 }
 
 // refsMayMakeHost reports whether a character reference in raw may decode
-// (html.UnescapeString) to a byte of the origin name. A numeric reference
+// (unescapeAttr) to a byte of the origin name. A numeric reference
 // may decode to anything, and so may a named one ended by ';' other than
 // &amp; &lt; &gt; &quot;. Without the ';' only the legacy names decode
 // (to U+00A0–U+00FF or & < > "), and a plain host name has none of those.
