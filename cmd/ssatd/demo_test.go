@@ -342,6 +342,9 @@ func TestComposeConfigsMatchDemo(t *testing.T) {
 		if cfg.Publisher.OriginURL != "http://origin:8000" || cfg.Publisher.Domain != "localhost" {
 			t.Errorf("%s: origin_url %q, domain %q", file, cfg.Publisher.OriginURL, cfg.Publisher.Domain)
 		}
+		if cfg.Compute.Limits != want.Compute.Limits {
+			t.Errorf("%s: compute.limits %q, want the demo's %q", file, cfg.Compute.Limits, want.Compute.Limits)
+		}
 		if cfg.Publisher.SSATCompressionOffloadEnabled != offload || cfg.Platform.DeliveryCompression != config.DeliveryCompressionBuiltin {
 			t.Errorf("%s: offload %v platform %q", file, cfg.Publisher.SSATCompressionOffloadEnabled, cfg.Platform.DeliveryCompression)
 		}

@@ -398,7 +398,7 @@ func (p *OpenRTB) bidRequest(ctx context.Context, ep Endpoint, req Request) *ope
 			Domain:    req.Domain,
 			Publisher: &openrtb.Publisher{ID: ep.AccountID},
 		},
-		Device: &openrtb.Device{UA: req.UserAgent, Language: req.Language},
+		Device: &openrtb.Device{UA: req.UserAgent, Language: req.Language, Geo: req.Geo},
 	}
 	if req.IP.IsValid() {
 		if req.IP.Is4() {

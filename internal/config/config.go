@@ -40,6 +40,7 @@ type Config struct {
 	Bots                  BotsConfig            `toml:"bots" envPrefix:"BOTS_"`
 	Debug                 DebugConfig           `toml:"debug" envPrefix:"DEBUG_"`
 	Compute               ComputeConfig         `toml:"compute" envPrefix:"COMPUTE_"`
+	Geo                   GeoConfig             `toml:"geo" envPrefix:"GEO_"`
 }
 
 // ServerConfig is the [server] section.
@@ -230,10 +231,23 @@ type DebugConfig struct {
 	AllowModeOverride  bool `toml:"allow_mode_override" env:"ALLOW_MODE_OVERRIDE"`
 }
 
-// ComputeConfig is the [compute] section: a per-page CPU budget like the
-// per-request limit of an edge compute platform, checked against the
-// guest's thread CPU (docs/measuring.md, "Compute budget").
+// ComputeConfig is the [compute] section: the limits of the edge compute
+// platform the guest imitates (docs/behaviour.md, "Fidelity"), and a
+// per-page CPU budget checked against the guest's thread CPU
+// (docs/measuring.md, "Compute budget"). compute.go validates it.
 type ComputeConfig struct {
+	// Limits is ComputeLimitsNone or ComputeLimitsFastly: the preset that
+	// fills CPULimitMS, MaxRuntime and RequestView when they are unset, and
+	// turns on Fastly's request and backend limits.
+	Limits string `toml:"limits" env:"LIMITS"`
+	// CPULimitMS ends a page whose guest CPU passes it, in platform
+	// milliseconds (native CPU times CPUScale); 0 is the preset's.
+	CPULimitMS float64 `toml:"cpu_limit_ms" env:"CPU_LIMIT_MS"`
+	// MaxRuntime ends a request that runs longer; 0 is the preset's.
+	MaxRuntime Duration `toml:"max_runtime" env:"MAX_RUNTIME"`
+	// RequestView is RequestViewSSATD or RequestViewFastly: which headers
+	// the origin request carries; "" is the preset's.
+	RequestView string `toml:"request_view" env:"REQUEST_VIEW"`
 	// CPUBudgetMS is the guest CPU a page may use, in platform
 	// milliseconds (native CPU times CPUScale); 0 turns the check off.
 	CPUBudgetMS float64 `toml:"cpu_budget_ms" env:"CPU_BUDGET_MS"`
@@ -347,7 +361,7 @@ func Defaults() *Config {
 		Bots: BotsConfig{
 			UserAgents: []string{"Googlebot", "Bingbot", "AhrefsBot", "SemrushBot", "DotBot"},
 		},
-		Compute: ComputeConfig{CPUScale: 1},
+		Compute: ComputeConfig{Limits: ComputeLimitsNone, CPUScale: 1},
 	}
 }
 

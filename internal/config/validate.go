@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"net"
 	"net/netip"
 	"net/url"
@@ -46,6 +45,7 @@ func (c *Config) Validate() error {
 	c.validateCompression(&p)
 	c.validateAuctionAndSlots(&p)
 	c.validateCompute(&p)
+	c.validateGeo(&p)
 	for i, ua := range c.Bots.UserAgents {
 		if strings.TrimSpace(ua) == "" {
 			p.addf(fmt.Sprintf("bots.user_agents[%d]", i), "must not be empty")
@@ -425,22 +425,10 @@ func (c *Config) Warnings() []string {
 		w = append(w, "publisher.ssat_compression_offload_enabled is on but platform.delivery_compression is \"unavailable\": offload is inert")
 	}
 	w = append(w, c.openRTBWarnings()...)
+	w = append(w, c.computeWarnings()...)
+	w = append(w, c.geoWarnings()...)
 	if e := c.eligibilityWarning(); e != "" {
 		w = append(w, e)
 	}
 	return w
-}
-
-// maxCPUScale bounds compute.cpu_scale: a platform a hundred times slower
-// than the machine that measured is a typo, not a calibration.
-const maxCPUScale = 100
-
-func (c *Config) validateCompute(p *problems) {
-	cc := c.Compute
-	if math.IsNaN(cc.CPUBudgetMS) || math.IsInf(cc.CPUBudgetMS, 0) || cc.CPUBudgetMS < 0 {
-		p.addf("compute.cpu_budget_ms", "must be 0 (off) or a positive number of milliseconds, got %v", cc.CPUBudgetMS)
-	}
-	if math.IsNaN(cc.CPUScale) || cc.CPUScale <= 0 || cc.CPUScale > maxCPUScale {
-		p.addf("compute.cpu_scale", "must be a factor above 0 and at most %d (1.0 = the platform runs as fast as this machine), got %v", maxCPUScale, cc.CPUScale)
-	}
 }

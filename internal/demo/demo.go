@@ -86,6 +86,10 @@ func ProxyConfig(o ProxyOptions) (*config.Config, error) {
 		c.Auction.StaticBids = StaticBids()
 	}
 	c.CreativeOpportunities.Slots = Slots()
+	// The demo runs under Fastly's limits, so a page that works here
+	// works on Fastly Compute (docs/behaviour.md, "Fidelity").
+	c.Compute.Limits = config.ComputeLimitsFastly
+	c.Compute.CPUScale = cpuScale
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

@@ -75,6 +75,19 @@ type Device struct {
 	IP       string `json:"ip,omitempty"`
 	IPv6     string `json:"ipv6,omitempty"`
 	Language string `json:"language,omitempty"` // ISO-639-1 alpha-2
+	Geo      *Geo   `json:"geo,omitempty"`
+}
+
+// Geo is device.geo (§3.2.19), filled as Trusted Server fills it from
+// Fastly's geolocation (crates/trusted-server-core/src/integrations/
+// prebid.rs): country as Fastly's two-letter code, type 2 (IP address).
+type Geo struct {
+	Lat     *float64 `json:"lat,omitempty"`
+	Lon     *float64 `json:"lon,omitempty"`
+	Type    int      `json:"type,omitempty"`
+	Country string   `json:"country,omitempty"`
+	Region  string   `json:"region,omitempty"`
+	City    string   `json:"city,omitempty"`
 }
 
 // User carries the TCF consent string (§3.2.20; a first-class field since

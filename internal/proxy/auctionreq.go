@@ -83,6 +83,7 @@ func (g *Guest) auctionRequest(x *exchange, r *http.Request, consent string) auc
 		IP:        g.hosts.clientIP(r, x.view),
 		Language:  language(r.Header.Get("Accept-Language")),
 		Consent:   consent,
+		Geo:       g.geoFor(r, x.view),
 	}
 }
 

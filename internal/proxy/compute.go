@@ -1,21 +1,27 @@
 package proxy
 
 import (
+	"io"
 	"runtime"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/cputime"
 	"github.com/ssatd/ssatd/internal/rewrite"
 )
 
-// computeOptions are the [compute] settings: the per-page CPU budget of an
-// edge compute platform, in the platform's terms (docs/measuring.md,
-// "Compute budget").
+// computeOptions are the [compute] settings: the limits of the compute
+// platform the guest imitates (computelimits.go), and the per-page CPU
+// budget, in the platform's terms (docs/measuring.md, "Compute budget").
 type computeOptions struct {
-	cpuBudget time.Duration // platform CPU per page; 0 = off
-	cpuScale  float64       // platform CPU = native CPU * cpuScale
+	enforced   bool          // compute.limits = "fastly": Fastly's request limits apply
+	cpuLimit   time.Duration // platform CPU that ends a page; 0 = off
+	maxRuntime time.Duration // wall clock that ends a request; 0 = off
+	fastlyView bool          // compute.request_view = "fastly" (origin.go)
+	cpuBudget  time.Duration // platform CPU per page; 0 = off
+	cpuScale   float64       // platform CPU = native CPU * cpuScale
 }
 
 // platformCPU turns native CPU into the platform's.
@@ -32,9 +38,24 @@ func (p *pipeline) timedProcess() (st rewrite.Stats, cpu time.Duration, ok bool,
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	c0, ok0 := cputime.Thread()
+	limit := p.g.nativeCPULimit()
+	if limit > 0 && ok0 && !p.offline {
+		p.dec = meteredBody{cpuMeter: &cpuMeter{r: p.dec, start: c0, limit: limit}, Closer: p.dec}
+	}
 	st, err = p.process()
 	c1, ok1 := cputime.Thread()
+	if err == nil && limit > 0 && ok0 && ok1 && !p.offline && c1-c0 > limit {
+		// The last read was under the limit, the end of the page (the
+		// encoder's final block) went over it.
+		err = errCPULimit
+	}
 	return st, c1 - c0, ok0 && ok1, err
+}
+
+// meteredBody is the decoded origin body read through a cpuMeter.
+type meteredBody struct {
+	*cpuMeter
+	io.Closer
 }
 
 // spent records the guest CPU of a page served complete: the metric, the
@@ -59,4 +80,16 @@ func (p *pipeline) spent(cpu time.Duration) {
 		zap.Float64("platform_cpu_ms", millis(platform)),
 		zap.Float64("cpu_budget_ms", millis(g.cpuBudget)),
 		zap.Float64("cpu_scale", g.cpuScale))
+}
+
+func computeOptionsOf(cc *config.ComputeConfig) computeOptions {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	return computeOptions{
+		enforced:   cc.Enforced(),
+		cpuLimit:   ms(cc.CPULimitMS),
+		maxRuntime: cc.MaxRuntime.Duration,
+		fastlyView: cc.RequestView == config.RequestViewFastly,
+		cpuBudget:  ms(cc.CPUBudgetMS),
+		cpuScale:   cc.CPUScale,
+	}
 }

@@ -87,10 +87,15 @@ func failureOf(x *exchange, err error) failure {
 			f.msg = "500 Internal Server Error"
 		}
 	}
+	var limit *guestError
 	switch cause := causeOf(x); {
 	case errors.Is(cause, errOriginIdle):
 		f.reason = reasonOriginIdle
 		return f
+	case errors.As(cause, &limit):
+		// A platform limit ended the request (computelimits.go).
+		return failure{reason: limit.reason, status: limit.status,
+			msg: strconv.Itoa(limit.status) + " " + http.StatusText(limit.status) + ": " + limit.msg}
 	case cause != nil:
 		return failure{reason: reasonClientGone}
 	case f.reason != reasonNone:

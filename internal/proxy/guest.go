@@ -74,12 +74,13 @@ type Guest struct {
 	codecOptions
 	debugOptions
 	computeOptions
+	geoOptions
 	log     *zap.Logger
 	metrics *metrics.Set
 	rp      *httputil.ReverseProxy
-	// via is this guest's own Via entry (RFC 9110 §7.6.3), added to every
-	// origin request; a request that already carries it has looped.
-	via string
+	// cdnLoop is this guest's own CDN-Loop entry (RFC 8586), added to
+	// every origin request; a request that already carries it has looped.
+	cdnLoop string
 }
 
 // originOptions say where pages come from and how they are asked for
@@ -161,13 +162,11 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 			diagnostics:   cfg.Debug.DiagnosticsHeaders,
 			allowOverride: cfg.Debug.AllowModeOverride,
 		},
-		computeOptions: computeOptions{
-			cpuBudget: time.Duration(cfg.Compute.CPUBudgetMS * float64(time.Millisecond)),
-			cpuScale:  cfg.Compute.CPUScale,
-		},
-		log:     o.Logger,
-		metrics: o.Metrics,
-		via:     newViaEntry(),
+		computeOptions: computeOptionsOf(&cfg.Compute),
+		geoOptions:     geoOptionsOf(&cfg.Geo),
+		log:            o.Logger,
+		metrics:        o.Metrics,
+		cdnLoop:        newCDNLoopToken(),
 	}
 	if g.log == nil {
 		g.log = zap.NewNop()
@@ -377,6 +376,7 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.refuse(fw, r, x) {
 		return
 	}
+	g.stripOverflowCookie(r)
 	if isBundleRequest(r) {
 		x.route = routeBundle
 		g.serveBundle(fw, r)
@@ -387,6 +387,7 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	g.prepare(x, r)
 	defer g.end(r, x)
+	defer g.startRuntimeLimit(x)()
 	hw := &headerRewriter{ResponseWriter: fw, g: g, x: x}
 	ctx := httptrace.WithClientTrace(context.WithValue(x.ctx, exchangeKey{}, x), x.connectTrace())
 	g.rp.ServeHTTP(hw, r.WithContext(ctx))

@@ -27,10 +27,16 @@ func (g *Guest) rewriteOriginRequest(pr *httputil.ProxyRequest) {
 		stripModeOverride(pr.Out.URL)
 	}
 	pr.Out.Host = g.hostOverride
-	g.setForwarded(pr, x)
-	// Via is end-to-end: the client's entries pass on, and this hop's is
-	// appended (RFC 9110 §7.6.3), which is what looped() looks for.
-	pr.Out.Header.Add("Via", g.via)
+	if g.fastlyView {
+		setFastlyView(pr)
+	} else {
+		g.setForwarded(pr, x)
+	}
+	// CDN-Loop is end-to-end: the entries the request came with pass on,
+	// and this hop's is appended (RFC 8586 §2), which is what looped()
+	// looks for. Fastly appends its own the same way
+	// (https://www.fastly.com/documentation/reference/http/http-headers/CDN-Loop/).
+	pr.Out.Header.Add("CDN-Loop", g.cdnLoop)
 	if x.eligible {
 		for _, h := range conditionalHeaders {
 			pr.Out.Header.Del(h)
@@ -98,21 +104,24 @@ func withoutForwardedHost(values []string) []string {
 	return out
 }
 
-// newViaEntry returns this guest's Via entry: protocol and a pseudonym that
-// is unique to the process, so that two ssatd deployments in a chain are
-// not mistaken for a loop, while a request that comes back to this one is.
-func newViaEntry() string {
+// newCDNLoopToken returns this guest's CDN-Loop entry, a pseudonym (RFC
+// 8586 §2) unique to the process, so that two ssatd deployments in a chain
+// are not mistaken for a loop, while a request that comes back to this one
+// is.
+func newCDNLoopToken() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	return "1.1 ssatd-" + hex.EncodeToString(b[:])
+	return "ssatd-" + hex.EncodeToString(b[:])
 }
 
 // looped reports whether r already passed through this guest: one of its
-// Via entries is ours.
+// CDN-Loop entries is ours. An entry is a cdn-id, optionally followed by
+// parameters after ";" (RFC 8586 §2).
 func (g *Guest) looped(r *http.Request) bool {
-	for _, v := range r.Header.Values("Via") {
+	for _, v := range r.Header.Values("CDN-Loop") {
 		for _, entry := range strings.Split(v, ",") {
-			if strings.TrimSpace(entry) == g.via {
+			id, _, _ := strings.Cut(entry, ";")
+			if strings.TrimSpace(id) == g.cdnLoop {
 				return true
 			}
 		}

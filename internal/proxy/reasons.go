@@ -33,6 +33,11 @@ const (
 	reasonConnectRefused
 	reasonRequestTE
 	reasonLoop
+	// Fastly's limits under compute.limits = "fastly" (computelimits.go).
+	reasonURLTooLong
+	reasonHeaderOverflow
+	reasonCPULimit
+	reasonRuntimeLimit
 
 	reasonCount // the number of reasons; not a reason
 )
@@ -56,6 +61,10 @@ var reasonNames = [reasonCount]string{
 	reasonConnectRefused:  "connect_refused",
 	reasonRequestTE:       "request_transfer_encoding",
 	reasonLoop:            "loop_detected",
+	reasonURLTooLong:      "compute_url_too_long",
+	reasonHeaderOverflow:  "compute_header_overflow",
+	reasonCPULimit:        "compute_cpu_limit",
+	reasonRuntimeLimit:    "compute_runtime_limit",
 }
 
 // String is the reason's name in logs and metrics.

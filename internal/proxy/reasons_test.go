@@ -172,7 +172,7 @@ func TestFailuresMetricSeesOnlyKnownReasons(t *testing.T) {
 			t.Errorf("%s: status %d, want a 5xx", p, resp.StatusCode)
 		}
 	}
-	if resp, _, err := e.get(t, "/loop", header("Via", "1.1 x, "+e.guest.via)); err != nil || resp.StatusCode != http.StatusLoopDetected {
+	if resp, _, err := e.get(t, "/loop", header("CDN-Loop", "x, "+e.guest.cdnLoop)); err != nil || resp.StatusCode != http.StatusLoopDetected {
 		t.Errorf("loop: %v, %v", resp, err)
 	}
 	// Refusals that are not failures: logged with a reason, never counted.

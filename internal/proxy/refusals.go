@@ -24,6 +24,20 @@ type refusal struct {
 // refusals are checked in order (docs/behaviour.md, "Errors").
 var refusals = []refusal{
 	{
+		// Fastly's edge answers these before the guest runs
+		// (computelimits.go, where the limits and their sources are).
+		refuses: (*Guest).urlTooLong,
+		status:  http.StatusRequestURITooLong, reason: reasonURLTooLong, outcome: outcomeOK,
+		header: [2]string{"Cache-Control", "no-store"},
+		msg:    "414 URI Too Long: the URL is longer than 8192 bytes",
+	},
+	{
+		refuses: (*Guest).headersOverflow,
+		status:  http.StatusRequestHeaderFieldsTooLarge, reason: reasonHeaderOverflow, outcome: outcomeOK,
+		header: [2]string{"Cache-Control", "no-store"},
+		msg:    "Header overflow",
+	},
+	{
 		// A CONNECT would ask us to tunnel somewhere: ssatd is not a
 		// forward proxy (RFC 9110 §9.3.6 lets a server refuse it).
 		refuses: func(_ *Guest, r *http.Request) bool { return r.Method == http.MethodConnect },

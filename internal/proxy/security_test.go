@@ -307,16 +307,43 @@ func TestRequestLoopAnswered508(t *testing.T) {
 	}
 }
 
-// Via is appended to origin requests, after the client's own entries.
-func TestOriginRequestCarriesVia(t *testing.T) {
-	seen := make(chan []string, 1)
+// CDN-Loop is appended to origin requests, after the entries the request
+// came with (RFC 8586 §2); ssatd adds no Via entry of its own.
+func TestOriginRequestCarriesCDNLoop(t *testing.T) {
+	type seenHeaders struct{ loop, via []string }
+	seen := make(chan seenHeaders, 1)
 	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		seen <- r.Header.Values("Via")
+		seen <- seenHeaders{r.Header.Values("CDN-Loop"), r.Header.Values("Via")}
 	}))
-	e.mustGet(t, "/", header("Via", "1.1 cdn.example"))
-	via := <-seen
-	if len(via) != 2 || via[0] != "1.1 cdn.example" || !strings.HasPrefix(via[1], "1.1 ssatd-") {
-		t.Fatalf("origin saw Via %q, want the client's entry then ssatd's", via)
+	e.mustGet(t, "/", header("CDN-Loop", "cdn.example; v=1"), header("Via", "1.1 cdn.example"))
+	got := <-seen
+	if len(got.loop) != 2 || got.loop[0] != "cdn.example; v=1" || got.loop[1] != e.guest.cdnLoop || !strings.HasPrefix(got.loop[1], "ssatd-") {
+		t.Fatalf("origin saw CDN-Loop %q, want the client's entry then ssatd's", got.loop)
+	}
+	if len(got.via) != 1 || got.via[0] != "1.1 cdn.example" {
+		t.Fatalf("origin saw Via %q, want only the client's entry", got.via)
+	}
+}
+
+// A request that carries another process's token, or ours with
+// parameters, is told apart: only ours loops.
+func TestCDNLoopTokenIsThisProcesss(t *testing.T) {
+	var e *env
+	var hits atomic.Int32
+	e = newEnv(t, countingOrigin(&e, &hits, nil))
+	for _, tt := range []struct {
+		loop   string
+		status int
+	}{
+		{"ssatd-000000000000", http.StatusOK},
+		{"Fastly, " + e.guest.cdnLoop + "; hop=2", http.StatusLoopDetected},
+	} {
+		if resp, _ := e.mustGet(t, "/", navigate, header("CDN-Loop", tt.loop)); resp.StatusCode != tt.status {
+			t.Errorf("CDN-Loop %q: status %d, want %d", tt.loop, resp.StatusCode, tt.status)
+		}
+	}
+	if hits.Load() != 1 {
+		t.Errorf("origin asked %d times, want 1", hits.Load())
 	}
 }
 
@@ -339,7 +366,7 @@ func TestLogsCarryNoSecrets(t *testing.T) {
 		header("X-Forwarded-Host", secret), header("Referer", "https://x.example/?t="+secret)}
 	e.mustGet(t, "/page?token="+secret, opts...)
 	e.mustGet(t, "/asset?token="+secret, opts...)
-	e.mustGet(t, "/page?token="+secret, append(opts, header("Via", e.guest.via))...)
+	e.mustGet(t, "/page?token="+secret, append(opts, header("CDN-Loop", e.guest.cdnLoop))...)
 	e.origin.Close() // now unreachable
 	e.mustGet(t, "/gone?token="+secret, opts...)
 	e.accessLine(t, 4)
