@@ -42,9 +42,15 @@ func (c redactCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Ch
 	return ce
 }
 
+// Write hands the masked entry to the wrapped core through its own Check,
+// not its Write: a core that only observes (zap.Hooks) writes nothing
+// itself and adds the cores that do in Check.
 func (c redactCore) Write(e zapcore.Entry, fs []zapcore.Field) error {
 	e.Message = c.r.Replace(e.Message)
-	return c.Core.Write(e, c.fields(fs))
+	if ce := c.Core.Check(e, nil); ce != nil {
+		ce.Write(c.fields(fs)...)
+	}
+	return nil
 }
 
 func (c redactCore) fields(fs []zapcore.Field) []zapcore.Field {
