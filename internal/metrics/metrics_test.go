@@ -205,6 +205,25 @@ func TestDashboardQueriesNameExistingMetrics(t *testing.T) {
 	}
 }
 
+// The alerting rules name only metrics this registry exposes (promtool
+// checks their syntax and behaviour in deploy/alerts_test.go).
+func TestAlertRulesNameExistingMetrics(t *testing.T) {
+	data, err := os.ReadFile("../../deploy/prometheus/alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exposed := exposedNames(t, withAuction(t, populated()).Gatherer())
+	names := metricName.FindAllString(string(data), -1)
+	if len(names) < 5 {
+		t.Fatalf("only %d metric names in alerts.yml", len(names))
+	}
+	for _, n := range names {
+		if !exposed[n] {
+			t.Errorf("alerts.yml names %s, which /metrics does not expose", n)
+		}
+	}
+}
+
 // withAuction adds to s the statistics of a real OpenRTB auction over
 // loopback, with one bid won and one ignored, so that every auction metric
 // is exposed, as the guest registers them.
