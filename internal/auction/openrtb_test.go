@@ -457,7 +457,7 @@ func TestStopCancelsCalls(t *testing.T) {
 	verifyNoLeaks(t)
 	called := make(chan struct{}, 1)
 	slow := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
-		called <- struct{}{}
+		signal(called)
 		select {
 		case <-r.Context().Done():
 		case <-time.After(10 * time.Second):
@@ -466,7 +466,7 @@ func TestStopCancelsCalls(t *testing.T) {
 	f := newFixture(t, OpenRTBOptions{}, slow)
 	ctx, cancel := context.WithCancel(context.Background())
 	c := Start(ctx, f.p, testRequest, 5*time.Second)
-	<-called
+	waitCalled(t, c, called)
 	cancel()
 	if _, out := c.Wait(ctx); out != Cancelled {
 		t.Errorf("outcome %v", out)
@@ -477,6 +477,27 @@ func TestStopCancelsCalls(t *testing.T) {
 	}
 }
 
+// signal notes that a handler ran, without ever blocking it: a blocked
+// handler would hold the endpoint's Close, and the test, forever.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// waitCalled waits until an endpoint has received c's request; a provider
+// that returns first (its request failed on the way) fails the test
+// instead of leaving it waiting.
+func waitCalled(t *testing.T, c *Call, called chan struct{}) {
+	t.Helper()
+	select {
+	case <-called:
+	case <-c.done:
+		t.Fatalf("the provider returned before the endpoint received its request: %+v", c.final)
+	}
+}
+
 // TestCancelledAuctionFinishedBeforeWaitIsCancelled: the page's request
 // ends, the provider returns at once, and only then does the page ask for
 // the bids. The auction was cancelled, not completed.
@@ -484,14 +505,14 @@ func TestCancelledAuctionFinishedBeforeWaitIsCancelled(t *testing.T) {
 	verifyNoLeaks(t)
 	called := make(chan struct{}, 1)
 	slow := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
-		called <- struct{}{}
+		signal(called)
 		<-r.Context().Done()
 	})
 	f := newFixture(t, OpenRTBOptions{}, slow)
 	ctx, cancel := context.WithCancel(context.Background())
 	c := Start(ctx, f.p, testRequest, 5*time.Second)
 	defer c.Stop()
-	<-called
+	waitCalled(t, c, called)
 	cancel()
 	<-c.done // the provider has returned before the page waits
 	if bids, out := c.Wait(ctx); out != Cancelled || len(bids) != 0 {
@@ -505,15 +526,17 @@ func TestCancelledAuctionFinishedBeforeWaitIsCancelled(t *testing.T) {
 // Stop only cancelled: the cancelled call was counted a moment later.
 func TestStopWaitsForEndpointCalls(t *testing.T) {
 	verifyNoLeaks(t)
-	var calls sync.WaitGroup
-	calls.Add(2)
-	hang := func(w http.ResponseWriter, r *http.Request) {
-		calls.Done()
-		<-r.Context().Done()
+	called1, called2 := make(chan struct{}, 1), make(chan struct{}, 1)
+	hang := func(called chan struct{}) func(w http.ResponseWriter, r *http.Request) {
+		return func(w http.ResponseWriter, r *http.Request) {
+			signal(called)
+			<-r.Context().Done()
+		}
 	}
-	f := newFixture(t, OpenRTBOptions{}, newEndpoint(t, hang), newEndpoint(t, hang))
+	f := newFixture(t, OpenRTBOptions{}, newEndpoint(t, hang(called1)), newEndpoint(t, hang(called2)))
 	c := Start(context.Background(), f.p, testRequest, 10*time.Second)
-	calls.Wait()
+	waitCalled(t, c, called1)
+	waitCalled(t, c, called2)
 	c.Stop()
 	s := f.p.Stats().Snapshot()
 	for _, name := range []string{"ep1", "ep2"} {
