@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httputil"
+	"sync"
 	"time"
 
 	"github.com/ssatd/ssatd/internal/cputime"
@@ -95,15 +96,34 @@ func cookieBytes(h http.Header) int {
 }
 
 // startRuntimeLimit ends the request compute.max_runtime after it
-// started, with cause errRuntimeLimit (failureOf): 503 before the response
-// headers, an aborted response after, as Fastly ends a sandbox at its
-// wall-clock limit. The returned func stops the timer.
-func (g *Guest) startRuntimeLimit(x *exchange) (stop func()) {
+// started, as Fastly ends a sandbox at its wall-clock limit: 503 before the
+// response headers, an aborted response after. It cancels the request with
+// cause errRuntimeLimit (failureOf), which ends every wait on the origin or
+// the auction, and sets a write deadline of now on w, which ends a write
+// blocked on a client that stopped reading (server.write_timeout would
+// otherwise hold it longer). The returned func stops the timer; once it
+// has returned, w is not touched.
+func (g *Guest) startRuntimeLimit(x *exchange, w http.ResponseWriter) (stop func()) {
 	if g.maxRuntime <= 0 {
 		return func() {}
 	}
-	t := time.AfterFunc(g.maxRuntime-time.Since(x.start), func() { x.cancel(errRuntimeLimit) })
-	return func() { t.Stop() }
+	var mu sync.Mutex
+	done := false
+	t := time.AfterFunc(g.maxRuntime-time.Since(x.start), func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return
+		}
+		x.cancel(errRuntimeLimit)
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now())
+	})
+	return func() {
+		t.Stop()
+		mu.Lock()
+		done = true
+		mu.Unlock()
+	}
 }
 
 // cpuMeter ends a page whose guest CPU passes compute.cpu_limit_ms. It

@@ -256,3 +256,29 @@ func TestHeapBoundCountsPipelineBuffers(t *testing.T) {
 		t.Fatalf("the pipeline's buffers are %d bytes, config.PipelineBufferBytes counts %d", got, config.PipelineBufferBytes)
 	}
 }
+
+// A response blocked on a client that stopped reading is ended at
+// compute.max_runtime too, not only at server.write_timeout: here a large
+// pass-through body, whose copy to the client waits on the client alone.
+func TestFastlyRuntimeLimitEndsAStalledClient(t *testing.T) {
+	big := strings.Repeat("x", 64<<20) // far more than the socket buffers hold
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		io.WriteString(w, big)
+	}), func(c *config.Config) {
+		fastlyLimits(c)
+		c.Compute.MaxRuntime = config.Duration{Duration: 500 * time.Millisecond}
+		c.Server.WriteTimeout = config.Duration{Duration: time.Minute}
+	})
+	req, _ := http.NewRequest(http.MethodGet, e.front.URL+"/big.bin", nil)
+	req.Host = testDomain
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close() // read nothing: the client has stalled
+	// accessLine waits 5 s; write_timeout alone would hold the copy a minute.
+	if line := e.accessLine(t, 1); line["reason"] != reasonRuntimeLimit.String() || line["outcome"] != outcomeAborted {
+		t.Errorf("access line reason %v outcome %v; want compute_runtime_limit, aborted", line["reason"], line["outcome"])
+	}
+}

@@ -387,7 +387,7 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	g.prepare(x, r)
 	defer g.end(r, x)
-	defer g.startRuntimeLimit(x)()
+	defer g.startRuntimeLimit(x, fw)()
 	hw := &headerRewriter{ResponseWriter: fw, g: g, x: x}
 	ctx := httptrace.WithClientTrace(context.WithValue(x.ctx, exchangeKey{}, x), x.connectTrace())
 	g.rp.ServeHTTP(hw, r.WithContext(ctx))
