@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -84,7 +85,15 @@ type daemon struct {
 	admin  *http.Server
 	// redirect answers server.http_redirect_listen; nil without it.
 	redirect *http.Server
+	// handlers counts the client handlers running, so that shutdown can
+	// wait for the ones it cut off to write their access lines.
+	handlers sync.WaitGroup
 }
+
+// handlerCutWait bounds how long shutdown waits, after cutting the
+// connections off, for their handlers to return: with the connection gone
+// each one ends at its next write or at its origin fetch's cancellation.
+const handlerCutWait = 5 * time.Second
 
 func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
 	log = redactLogs(log, cfg)
@@ -97,7 +106,12 @@ func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.client = server.New(cfg, handler, zap.NewStdLog(log.Named("http")))
+	counted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d.handlers.Add(1)
+		defer d.handlers.Done()
+		handler.ServeHTTP(w, r)
+	})
+	d.client = server.New(cfg, counted, zap.NewStdLog(log.Named("http")))
 	d.admin = &http.Server{
 		Handler:           d.adminRoutes(),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -247,6 +261,7 @@ func (d *daemon) shutdown() {
 		_ = d.client.Close()
 		d.log.Warn("responses still in flight after shutdown_timeout were cut off",
 			zap.Int64("in_flight", n), zap.Stringer("shutdown_timeout", timeout))
+		d.waitHandlers()
 	}
 	// Admin requests are short; give them a moment, not another timeout.
 	actx, acancel := context.WithTimeout(context.Background(), time.Second)
@@ -255,6 +270,18 @@ func (d *daemon) shutdown() {
 		if s != nil && s.Shutdown(actx) != nil {
 			_ = s.Close()
 		}
+	}
+}
+
+// waitHandlers waits, up to handlerCutWait, for the client handlers to
+// return, so that their access lines come before "stopped".
+func (d *daemon) waitHandlers() {
+	done := make(chan struct{})
+	go func() { d.handlers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(handlerCutWait):
+		d.log.Warn("handlers still running after their connections were cut off", zap.Stringer("waited", handlerCutWait))
 	}
 }
 
