@@ -166,7 +166,7 @@ func startStack(res []*resource, log *zap.Logger) (st *stack, err error) {
 		byPath[r.path] = r
 	}
 	st.origin = &http.Server{Handler: originHandler(byPath), ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(nop)}
-	if st.originURL, err = st.serve(st.origin); err != nil {
+	if st.originURL, err = st.serve(st.origin, st.origin.Serve); err != nil {
 		return st, err
 	}
 	for i := range numProxies {
@@ -185,20 +185,26 @@ func startStack(res []*resource, log *zap.Logger) (st *stack, err error) {
 		}
 		st.cfgs[i], st.guests[i] = cfg, g
 		st.servers[i] = server.New(cfg, h, zap.NewStdLog(nop.Named("http")))
-		if st.proxyURL[i], err = st.serve(st.servers[i]); err != nil {
+		if st.proxyURL[i], err = st.serve(st.servers[i], nil); err != nil {
 			return st, err
 		}
 	}
 	return st, nil
 }
 
-// serve starts s on a fresh loopback port and returns its base URL.
-func (st *stack) serve(s *http.Server) (string, error) {
+// serve starts s on a fresh loopback port and returns its base URL. A
+// proxy (plain nil) is served as ssatd serve serves it, behind the
+// connection guards of internal/server; the origin with plain.
+func (st *stack) serve(s *http.Server, plain func(net.Listener) error) (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}
-	st.serving.Go(func() { _ = s.Serve(ln) })
+	if plain == nil {
+		st.serving.Go(func() { _ = server.Serve(s, ln) })
+	} else {
+		st.serving.Go(func() { _ = plain(ln) })
+	}
 	return "http://" + ln.Addr().String(), nil
 }
 
