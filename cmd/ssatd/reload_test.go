@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -260,5 +263,48 @@ func TestServeReloadsOnSIGHUP(t *testing.T) {
 	c := newTestClient(t)
 	if _, _, body := get(t, c, "http://"+sc.clientAddr+"/page", "localhost"); !strings.Contains(body, "/1/after") {
 		t.Errorf("after SIGHUP, /page lacks the new slot:\n%s", body)
+	}
+}
+
+// TestReloadServesRenewedCertificate: a reload naming new certificate
+// files serves the new certificate to new TLS connections, with no
+// restart reported.
+func TestReloadServesRenewedCertificate(t *testing.T) {
+	origin := newSlowPageOrigin(t)
+	dirs := [2]string{t.TempDir(), t.TempDir()}
+	for _, dir := range dirs {
+		if got := invoke(t, []string{"dev-cert", "-dir", dir}, nil); got.code != 0 {
+			t.Fatalf("dev-cert: exit %d\n%s", got.code, got.stderr)
+		}
+	}
+	tlsKeys := func(dir string) string {
+		return fmt.Sprintf("tls_cert_file = %q\ntls_key_file = %q\n", filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
+	}
+	rd := startReloadingDaemon(t, reloadConfig(origin.srv.URL, "/1/a", tlsKeys(dirs[0])))
+	served := func() []byte {
+		t.Helper()
+		conn, err := tls.Dial("tcp", rd.clientAddr, &tls.Config{InsecureSkipVerify: true}) // the test compares the certificate itself
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0].Raw
+	}
+	leaf := func(dir string) []byte {
+		t.Helper()
+		pair, err := tls.LoadX509KeyPair(filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pair.Certificate[0]
+	}
+	if !bytes.Equal(served(), leaf(dirs[0])) {
+		t.Fatal("before the reload, the first certificate is not served")
+	}
+	if r := rd.reload(t, reloadConfig(origin.srv.URL, "/1/a", tlsKeys(dirs[1]))); r != reloadOK {
+		t.Fatalf("reload result = %q, want ok\n%s", r, rd.logs.String())
+	}
+	if !bytes.Equal(served(), leaf(dirs[1])) {
+		t.Error("after the reload, new connections do not get the renewed certificate")
 	}
 }
