@@ -381,7 +381,7 @@ func TestREADMEMetricsAreRegistered(t *testing.T) {
 	}
 	taken := func(name string) bool {
 		probe := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: "a probe of the name"})
-		return d.guest.Metrics().Register(probe) != nil
+		return d.metrics.Register(probe) != nil
 	}
 	if taken("ssatd_no_such_metric_total") {
 		t.Fatal("the probe finds a name that is not registered")

@@ -15,10 +15,11 @@ import (
 // serving on lets pages fail with a 502 that names the origin
 // (docs/deployment.md, "Health checks").
 func (d *daemon) originReady(ctx context.Context) error {
-	if !d.cfg.Server.ReadyRequiresOrigin {
+	cfg := d.config()
+	if !cfg.Server.ReadyRequiresOrigin {
 		return nil
 	}
-	u, err := url.Parse(d.cfg.Publisher.OriginURL)
+	u, err := url.Parse(cfg.Publisher.OriginURL)
 	if err != nil {
 		return fmt.Errorf("origin_url: %w", err)
 	}
@@ -26,7 +27,7 @@ func (d *daemon) originReady(ctx context.Context) error {
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
-	dialer := net.Dialer{Timeout: d.cfg.Publisher.OriginConnectTimeout.Duration}
+	dialer := net.Dialer{Timeout: cfg.Publisher.OriginConnectTimeout.Duration}
 	c, err := dialer.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
 	if err != nil {
 		return fmt.Errorf("origin unreachable: %w", err)

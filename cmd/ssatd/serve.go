@@ -7,23 +7,27 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/ssatd/ssatd/internal/bundle"
+	"github.com/ssatd/ssatd/internal/auction"
 	"github.com/ssatd/ssatd/internal/config"
-	"github.com/ssatd/ssatd/internal/proxy"
+	"github.com/ssatd/ssatd/internal/metrics"
 	"github.com/ssatd/ssatd/internal/server"
 )
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
-	cfg, _, code := loadConfig("serve", args, stdout, stderr, environ)
+	cfg, path, code := loadConfig("serve", args, stdout, stderr, environ)
 	if cfg == nil {
 		return code
 	}
@@ -34,15 +38,19 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, envi
 		return 1
 	}
 	defer func() { _ = log.Sync() }()
+	d, err := newDaemon(cfg, log)
 	log = redactLogs(log, cfg)
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
-	d, err := newDaemon(cfg, log)
 	if err != nil {
 		log.Error("start failed", zap.Error(err))
 		return 1
 	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	d.reloadOn(hup, path, environ)
 	if err := d.run(ctx, nil); err != nil {
 		log.Error("stopped with error", zap.Error(err))
 		return 1
@@ -77,12 +85,22 @@ func newLogger(w io.Writer, environ []string) (*zap.Logger, error) {
 
 // daemon is the client-facing server and the admin server of one process.
 type daemon struct {
-	cfg    *config.Config
-	log    *zap.Logger
-	guest  *proxy.Guest
-	ready  atomic.Bool
-	client *http.Server
-	admin  *http.Server
+	// cfg is the configuration the listeners were made with; requests are
+	// served with gen's (reload.go).
+	cfg     *config.Config
+	gen     atomic.Pointer[generation]
+	log     *zap.Logger
+	baseLog *zap.Logger // log before masking, which each generation does with its own secrets
+	metrics *metrics.Set
+	// auctionStats and reloads are registered on metrics once, shared by
+	// every generation.
+	auctionStats *auction.Stats
+	reloads      *prometheus.CounterVec
+	source       *reloadSource      // nil: no reloads
+	onReload     func(reloadResult) // tests: called after each reload
+	ready        atomic.Bool
+	client       *http.Server
+	admin        *http.Server
 	// redirect answers server.http_redirect_listen; nil without it.
 	redirect *http.Server
 	// handlers counts the client handlers running, so that shutdown can
@@ -95,21 +113,24 @@ type daemon struct {
 // each one ends at its next write or at its origin fetch's cancellation.
 const handlerCutWait = 5 * time.Second
 
+// newDaemon builds the daemon from cfg; log is unmasked, since each
+// configuration generation masks its own secrets.
 func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
-	log = redactLogs(log, cfg)
-	g, err := proxy.New(cfg, proxy.Options{Logger: log, Bundle: bundle.JS()})
+	d := &daemon{cfg: cfg, log: redactLogs(log, cfg), baseLog: log, metrics: metrics.New(),
+		auctionStats: auction.NewStats(), reloads: newReloadCounter()}
+	log = d.log
+	if err := errors.Join(d.metrics.Register(d.auctionStats), d.metrics.Register(d.reloads)); err != nil {
+		return nil, err
+	}
+	gen, err := d.build(cfg)
 	if err != nil {
 		return nil, err
 	}
-	d := &daemon{cfg: cfg, log: log, guest: g}
-	handler, err := server.ClientHandler(cfg, g)
-	if err != nil {
-		return nil, err
-	}
+	d.gen.Store(gen)
 	counted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.handlers.Add(1)
 		defer d.handlers.Done()
-		handler.ServeHTTP(w, r)
+		d.ServeHTTP(w, r)
 	})
 	d.client = server.New(cfg, counted, zap.NewStdLog(log.Named("http")))
 	d.admin = &http.Server{
@@ -149,7 +170,7 @@ func (d *daemon) adminRoutes() http.Handler {
 		}
 		_, _ = io.WriteString(w, "ready\n")
 	})
-	r.Method(http.MethodGet, "/metrics", d.guest.Metrics().Handler())
+	r.Method(http.MethodGet, "/metrics", d.metrics.Handler())
 	return r
 }
 
@@ -224,8 +245,8 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 			return nil
 		}
 	}
-	if cert := d.cfg.Server.TLSCertificate; cert != nil {
-		g.Go(serve(func() error { return server.ServeTLS(d.client, ls.client, cert) }))
+	if d.cfg.Server.TLS() {
+		g.Go(serve(func() error { return server.ServeTLSFunc(d.client, ls.client, d.certificate) }))
 	} else {
 		g.Go(serve(func() error { return server.Serve(d.client, ls.client) }))
 	}
@@ -234,6 +255,9 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 		_, port, _ := net.SplitHostPort(ls.client.Addr().String())
 		d.redirect.Handler = server.RedirectToHTTPS(port, d.cfg.Publisher.Domain)
 		g.Go(serve(func() error { return d.redirect.Serve(ls.redirect) }))
+	}
+	if d.source != nil {
+		g.Go(func() error { d.watchReloads(gctx); return nil })
 	}
 	g.Go(func() error {
 		<-gctx.Done()
@@ -246,8 +270,8 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 // shutdown runs steps 1 to 3 of run's shutdown. Durations are logged as
 // strings ("15s") so that the unit is never left to the reader.
 func (d *daemon) shutdown() {
-	drain := d.cfg.Server.DrainPeriod.Duration
-	timeout := d.cfg.Server.ShutdownTimeout.Duration
+	drain := d.config().Server.DrainPeriod.Duration
+	timeout := d.config().Server.ShutdownTimeout.Duration
 	d.ready.Store(false)
 	d.log.Info("shutting down", zap.Stringer("drain_period", drain), zap.Stringer("shutdown_timeout", timeout))
 	time.Sleep(drain)
@@ -289,5 +313,5 @@ func (d *daemon) waitHandlers() {
 // delivering, read from the metric that /metrics shows, so that a cut-off
 // at shutdown can say how many responses it cut.
 func (d *daemon) inFlight() int64 {
-	return int64(d.guest.Metrics().Sum("ssatd_requests_in_flight", nil))
+	return int64(d.metrics.Sum("ssatd_requests_in_flight", nil))
 }

@@ -163,7 +163,7 @@ func startDaemonWith(t *testing.T, conf string, log *zap.Logger) *runningDaemon 
 		adminAddr:  admin.Addr().String(),
 		cancel:     cancel,
 		done:       make(chan error, 1),
-		metrics:    d.guest.Metrics(),
+		metrics:    d.metrics,
 		logged:     logged,
 	}
 	go func() { rd.done <- d.run(ctx, &listeners{client: client, admin: admin}) }()
@@ -462,6 +462,7 @@ func logLine(logs, msg string) (map[string]any, bool) {
 // runs it, with the ports it reported in its startup log line.
 type servedCommand struct {
 	clientAddr, adminAddr string
+	path                  string // the configuration file
 	stderr                *testutil.LockedBuffer
 	cancel                context.CancelFunc // what SIGTERM does
 	done                  chan int           // receives the exit code once
@@ -471,7 +472,7 @@ func startServeCommand(t *testing.T, configText string) *servedCommand {
 	t.Helper()
 	path := writeConfig(t, configText)
 	ctx, cancel := context.WithCancel(context.Background())
-	sc := &servedCommand{stderr: &testutil.LockedBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	sc := &servedCommand{path: path, stderr: &testutil.LockedBuffer{}, cancel: cancel, done: make(chan int, 1)}
 	go func() { sc.done <- run(ctx, []string{"serve", "-config", path}, io.Discard, sc.stderr, nil) }()
 	t.Cleanup(func() {
 		cancel()

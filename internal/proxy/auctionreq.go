@@ -17,8 +17,8 @@ import (
 
 // providerFromConfig builds the auction provider named in the
 // configuration. The OpenRTB provider gets its own transport, separate
-// from the origin's.
-func providerFromConfig(cfg *config.Config, log *zap.Logger) auction.Provider {
+// from the origin's; stats, when not nil, receives its counters.
+func providerFromConfig(cfg *config.Config, log *zap.Logger, stats *auction.Stats) auction.Provider {
 	a := &cfg.Auction
 	switch a.Provider {
 	case config.AuctionProviderStatic:
@@ -46,6 +46,7 @@ func providerFromConfig(cfg *config.Config, log *zap.Logger) auction.Provider {
 			GDPRApplies:    cfg.Consent.GDPRApplies,
 			ConnectTimeout: time.Duration(a.TimeoutMS) * time.Millisecond,
 			Logger:         log.Named("auction"),
+			Stats:          stats,
 		})
 	}
 	return auction.None{}

@@ -59,6 +59,12 @@ type Options struct {
 	Provider auction.Provider
 	// Metrics records every request; nil allocates a private set.
 	Metrics *metrics.Set
+	// AuctionStats, when set, receives the OpenRTB provider's counters
+	// and is registered by the caller, not by New: guests built one after
+	// another from reloaded configurations then add to one set of
+	// per-endpoint figures. Nil gives the provider its own, registered on
+	// Metrics.
+	AuctionStats *auction.Stats
 	// FlushLatency bounds how long rewritten bytes may wait in buffers
 	// before they are pushed to the client; 0 means 50ms.
 	FlushLatency time.Duration
@@ -175,7 +181,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		g.metrics = metrics.New()
 	}
 	g.hosts = newHostPolicy(cfg.Publisher.Domain, cfg.Publisher.AllowedHosts, cfg.Server.TrustedPrefixes, cfg.Server.Listen)
-	g.provider = g.auctionProvider(cfg, o.Provider)
+	g.provider = g.auctionProvider(cfg, o.Provider, o.AuctionStats)
 	transport := o.Transport
 	if transport == nil {
 		transport = newOriginTransport(cfg)
@@ -196,9 +202,12 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 
 // auctionProvider is p, or else the provider the configuration names, with
 // its endpoint metrics registered on the guest's set.
-func (g *Guest) auctionProvider(cfg *config.Config, p auction.Provider) auction.Provider {
+func (g *Guest) auctionProvider(cfg *config.Config, p auction.Provider, stats *auction.Stats) auction.Provider {
 	if p == nil {
-		p = providerFromConfig(cfg, g.log)
+		p = providerFromConfig(cfg, g.log, stats)
+	}
+	if stats != nil {
+		return p
 	}
 	if s, ok := p.(interface{ Stats() *auction.Stats }); ok {
 		if err := g.metrics.Register(s.Stats()); err != nil {

@@ -23,10 +23,16 @@ import (
 // needs to serve HTTP/2 itself. HTTP/2 needs no guard: its framing is its
 // own and it forbids Transfer-Encoding (RFC 9113 §8.2.2).
 func ServeTLS(s *http.Server, l net.Listener, cert *tls.Certificate) error {
+	return ServeTLSFunc(s, l, func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cert, nil })
+}
+
+// ServeTLSFunc is ServeTLS with the certificate asked of cert at each
+// handshake, so that a reloaded certificate serves new connections.
+func ServeTLSFunc(s *http.Server, l net.Listener, cert func(*tls.ClientHelloInfo) (*tls.Certificate, error)) error {
 	cfg := &tls.Config{
-		Certificates: []tls.Certificate{*cert},
-		NextProtos:   []string{"h2", "http/1.1"},
-		MinVersion:   tls.VersionTLS12,
+		GetCertificate: cert,
+		NextProtos:     []string{"h2", "http/1.1"},
+		MinVersion:     tls.VersionTLS12,
 	}
 	// With "h2" in its TLSConfig, net/http configures its HTTP/2 server
 	// for the *tls.Conn connections the listener returns.
