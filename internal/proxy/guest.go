@@ -385,6 +385,9 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.finish(r, x)
 		return
 	}
+	if g.serveTsjs(fw, r, x) {
+		return
+	}
 	g.prepare(x, r)
 	defer g.end(r, x)
 	defer g.startRuntimeLimit(x, fw)()
