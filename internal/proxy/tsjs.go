@@ -43,6 +43,10 @@ func (g *Guest) serveTsjs(fw *firstByteWriter, r *http.Request, x *exchange) boo
 	case r.URL.Path == auctionPath:
 		x.route = routeAuction
 		g.serveAuction(fw, r, x)
+	case (r.URL.Path == pageBidsPath || r.URL.Path == pageBidsLegacyPath) &&
+		(r.Method == http.MethodGet || r.Method == http.MethodOptions):
+		x.route = routePageBids
+		g.servePageBids(fw, r, x)
 	default:
 		return false
 	}
