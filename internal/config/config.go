@@ -91,6 +91,9 @@ type PublisherConfig struct {
 	OriginIdleTimeout             Duration `toml:"origin_idle_timeout" env:"ORIGIN_IDLE_TIMEOUT"`
 	SSATCompressionOffloadEnabled bool     `toml:"ssat_compression_offload_enabled" env:"SSAT_COMPRESSION_OFFLOAD_ENABLED"`
 	OffloadOriginAcceptEncoding   string   `toml:"offload_origin_accept_encoding" env:"OFFLOAD_ORIGIN_ACCEPT_ENCODING"`
+	// SSATCacheControl is the Cache-Control of personalised pages
+	// (docs/behaviour.md, "Eligible pages").
+	SSATCacheControl string `toml:"ssat_cache_control" env:"SSAT_CACHE_CONTROL"`
 
 	// Origin is OriginURL parsed by Validate, with the path cleared so
 	// request paths can be joined onto it directly.
@@ -99,6 +102,14 @@ type PublisherConfig struct {
 	// port when it is the scheme's default (as links usually write it).
 	OriginHost string `toml:"-" env:"-"`
 }
+
+// Values of PublisherConfig.SSATCacheControl: ssatd's default, which lets
+// a browser keep the page for back/forward navigation, and upstream
+// Trusted Server's, which never lets anything store it.
+const (
+	SSATCachePrivate        = "private, max-age=0"
+	SSATCacheNoStorePrivate = "no-store, private"
+)
 
 // Values of PublisherConfig.OffloadOriginAcceptEncoding.
 const (
@@ -339,6 +350,7 @@ func Defaults() *Config {
 			OriginHeaderTimeout:         Duration{15 * time.Second},
 			OriginIdleTimeout:           Duration{15 * time.Second},
 			OffloadOriginAcceptEncoding: OffloadOriginIdentity,
+			SSATCacheControl:            SSATCachePrivate,
 		},
 		Compression: CompressionConfig{
 			GzipLevel:     6,

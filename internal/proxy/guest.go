@@ -104,6 +104,7 @@ type pageOptions struct {
 	bundle         []byte
 	bundleHash     string
 	bundleTag      []byte
+	cacheControl   string // publisher.ssat_cache_control
 }
 
 // limitOptions bound one request's origin body and the waits for it
@@ -218,6 +219,7 @@ func newPageOptions(cfg *config.Config, js []byte) pageOptions {
 		auctionEnabled: cfg.Auction.Enabled,
 		auctionTimeout: time.Duration(cfg.Auction.TimeoutMS) * time.Millisecond,
 		needPurpose1:   cfg.Consent.RequireTCFPurpose1,
+		cacheControl:   cfg.Publisher.SSATCacheControl,
 		bundle:         js,
 		bundleHash:     bundle.Hash(js),
 	}
