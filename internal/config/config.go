@@ -41,7 +41,19 @@ type Config struct {
 	Debug                 DebugConfig           `toml:"debug" envPrefix:"DEBUG_"`
 	Compute               ComputeConfig         `toml:"compute" envPrefix:"COMPUTE_"`
 	Geo                   GeoConfig             `toml:"geo" envPrefix:"GEO_"`
+	Bundle                BundleConfig          `toml:"bundle" envPrefix:"BUNDLE_"`
 }
+
+// BundleConfig is the [bundle] section: which client bundle pages load.
+type BundleConfig struct {
+	// File is a bundle to serve instead of the built-in one, such as
+	// upstream Trusted Server's built tsjs-unified.min.js; "" serves the
+	// built-in bundle (docs/behaviour.md, "Bundle tag").
+	File string `toml:"file" env:"FILE"`
+}
+
+// MaxBundleBytes bounds bundle.file: it is held in memory and sent whole.
+const MaxBundleBytes = 16 << 20
 
 // ServerConfig is the [server] section.
 type ServerConfig struct {

@@ -104,6 +104,7 @@ type pageOptions struct {
 	bundle         []byte
 	bundleHash     string
 	bundleTag      []byte
+	userBundle     bool   // bundle.file: served with upstream's headers
 	cacheControl   string // publisher.ssat_cache_control
 }
 
@@ -145,13 +146,17 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	if cfg.Server.MaxConcurrentPages < 1 {
 		return nil, fmt.Errorf("proxy: server.max_concurrent_pages must be at least 1, got %d", cfg.Server.MaxConcurrentPages)
 	}
+	js, userBundle, err := bundleOf(cfg, o.Bundle)
+	if err != nil {
+		return nil, err
+	}
 	g := &Guest{
 		originOptions: originOptions{
 			origin:       cfg.Publisher.Origin,
 			originHost:   cfg.Publisher.OriginHost,
 			hostOverride: cfg.Publisher.OriginHostHeaderOverride,
 		},
-		pageOptions: newPageOptions(cfg, o.Bundle),
+		pageOptions: newPageOptions(cfg, js, userBundle),
 		limitOptions: limitOptions{
 			rawLimit:     cfg.Publisher.MaxOriginResponseBytes,
 			decodedLimit: cfg.Publisher.MaxDecodedBodyBytes,
@@ -213,7 +218,7 @@ func (g *Guest) auctionProvider(cfg *config.Config, p auction.Provider) auction.
 
 // newPageOptions reads what eligible pages get from the configuration;
 // the provider is New's.
-func newPageOptions(cfg *config.Config, js []byte) pageOptions {
+func newPageOptions(cfg *config.Config, js []byte, userBundle bool) pageOptions {
 	p := pageOptions{
 		slots:          cfg.CreativeOpportunities.Slots,
 		auctionEnabled: cfg.Auction.Enabled,
@@ -221,6 +226,7 @@ func newPageOptions(cfg *config.Config, js []byte) pageOptions {
 		needPurpose1:   cfg.Consent.RequireTCFPurpose1,
 		cacheControl:   cfg.Publisher.SSATCacheControl,
 		bundle:         js,
+		userBundle:     userBundle,
 		bundleHash:     bundle.Hash(js),
 	}
 	p.bundleTag = rewrite.BundleTag(p.bundleHash)
