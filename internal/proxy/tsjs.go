@@ -23,12 +23,6 @@ const (
 	pageBidsLegacyPath = "/__ts/page-bids"
 )
 
-// The routes of the access line and the requests metric for them.
-const (
-	routeAuction  route = "auction"
-	routePageBids route = "page-bids"
-)
-
 // noStorePrivate is the policy of every tsjs callback answer: it is made
 // for one reader and must never be stored, by a browser or a shared cache
 // (upstream's NO_STORE_PRIVATE_CACHE_CONTROL, cache_policy.rs).
