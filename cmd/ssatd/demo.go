@@ -300,12 +300,15 @@ ssatd demo is running. Press Ctrl-C to stop.
   offload   %-28s  ssatd, compression offload: identity from the origin, br/gzip from the builtin edge
   admin     %s/metrics   %s/metrics
 
-Open in a browser (the ad slots show the winning OpenRTB bids: seat and price bucket):
+Open in a browser (each ad slot shows its winning OpenRTB creative, in a sandboxed iframe):
 `, d.originURL+"/", d.bidderURL, d.mirrorURL+"/", d.offloadURL+"/", d.mirrorAdmin, d.offloadAdmin)
 	for _, p := range pages {
 		note := "SSAT page"
-		if p.Path == demo.AboutPath {
+		switch {
+		case p.Path == demo.AboutPath:
 			note = "no ad slot: not SSAT-eligible, core rewrite only"
+		case p.Path == demo.SPAPath:
+			note = "single-page app: its links re-auction with GET /_ts/page-bids, Refresh ads with POST /auction"
 		}
 		fmt.Fprintf(w, "  %s%s\n  %s%s\n      %s; origin sends %s identity, %s gzip, %s br\n",
 			d.mirrorURL, p.Path, d.offloadURL, p.Path, note,

@@ -91,6 +91,10 @@ func navigate(t *testing.T, url, acceptEncoding string) (*http.Response, []byte)
 	return resp, body
 }
 
+// auctionID is the auction's mark in the demo bidder's bid ids and
+// creatives (demo.BidResponseFor).
+var auctionID = regexp.MustCompile(`-[0-9a-f]{6}\b`)
+
 // TestDemoThroughBothProxies fetches every demo page through both proxies
 // over loopback, as curl --compressed would with a browser's headers.
 func TestDemoThroughBothProxies(t *testing.T) {
@@ -150,7 +154,9 @@ func TestDemoThroughBothProxies(t *testing.T) {
 			if !bytes.Equal(undone, identity) {
 				t.Errorf("%s %s: apart from the injections and links, the page differs from the origin's (%d vs %d bytes)", proxy.name, p.Path, len(undone), len(identity))
 			}
-			bodies[i] = bytes.ReplaceAll(body, []byte(proxyHost), []byte("PROXY"))
+			// Each view is its own auction, and the demo bidder's bid ids
+			// and captions name it: compare the pages without that.
+			bodies[i] = auctionID.ReplaceAll(bytes.ReplaceAll(body, []byte(proxyHost), []byte("PROXY")), []byte("-AUCTION"))
 		}
 		if !bytes.Equal(bodies[0], bodies[1]) {
 			t.Errorf("%s: mirror and offload pages differ beyond the proxy host", p.Path)
@@ -438,16 +444,31 @@ func headerValue(h network.Headers, name string) string {
 	return ""
 }
 
+// renderedFrame is one creative iframe the bundle rendered.
+type renderedFrame struct {
+	Div     string `json:"div"`
+	W       string `json:"w"`
+	H       string `json:"h"`
+	Sandbox string `json:"sandbox"`
+	Srcdoc  string `json:"srcdoc"`
+	Bid     string `json:"bid"` // the container's data-tsjs-bid: seat, bid id, hb_pb
+}
+
+// framesJS lists the creative iframes in slot containers as renderedFrame.
+const framesJS = `Array.prototype.map.call(document.querySelectorAll("[data-tsjs-rendered] > iframe"), function (f) {
+	return {div: f.parentElement.id, w: f.getAttribute("width"), h: f.getAttribute("height"), sandbox: f.getAttribute("sandbox"),
+		srcdoc: f.srcdoc, bid: f.parentElement.getAttribute("data-tsjs-bid") || ""};
+})`
+
+// creativeSandbox is tsjs's CREATIVE_SANDBOX_TOKENS (core/render.ts).
+const creativeSandbox = "allow-forms allow-popups allow-popups-to-escape-sandbox allow-scripts allow-top-navigation-by-user-activation"
+
 type renderedPage struct {
-	Slots        []string `json:"slots"`
-	Placeholders []struct {
-		Div  string `json:"div"`
-		Slot string `json:"slot"`
-		Text string `json:"text"`
-	} `json:"placeholders"`
-	Adms        []string `json:"adms"`
-	StateCount  string   `json:"stateCount"`
-	TeaserCount string   `json:"teaserCount"`
+	Slots       []string        `json:"slots"`
+	Frames      []renderedFrame `json:"frames"`
+	Adms        []string        `json:"adms"`
+	StateCount  string          `json:"stateCount"`
+	TeaserCount string          `json:"teaserCount"`
 }
 
 // TestDemoInBrowser loads the demo pages in headless Chromium through both
@@ -484,16 +505,18 @@ func TestDemoInBrowser(t *testing.T) {
 	}
 	shots := screenshotDir(t)
 
-	// The placeholder text the bundle writes for each slot's winning bid.
-	// The demo bidder's prices are fixed (demo.DemoPrice): the winners are
+	// Each slot's winning bid as the bundle renders it: a sandboxed iframe
+	// of the bid's size, its container naming seat and price bucket. The
+	// demo bidder's prices are fixed (demo.DemoPrice): the winners are
 	// top-leaderboard demo-gamma 2.456, home-mpu demo-beta 3.890,
 	// article-mpu demo-beta 3.911 and sidebar-sky demo-gamma 4.089, floored
 	// by the dense granularity (cents up to 3.00, then 0.05 steps).
-	wantText := map[string]string{
-		"top-leaderboard": "slot top-leaderboard 728x90 demo-gamma $2.45",
-		"home-mpu":        "slot home-mpu 300x250 demo-beta $3.85",
-		"article-mpu":     "slot article-mpu 300x250 demo-beta $3.90",
-		"sidebar-sky":     "slot sidebar-sky 160x600 demo-gamma $4.05",
+	type winner struct{ seat, w, h, pb string }
+	wantBid := map[string]winner{
+		"top-leaderboard": {"demo-gamma", "728", "90", "2.45"},
+		"home-mpu":        {"demo-beta", "300", "250", "3.85"},
+		"article-mpu":     {"demo-beta", "300", "250", "3.90"},
+		"sidebar-sky":     {"demo-gamma", "160", "600", "4.05"},
 	}
 	divOf := map[string]string{}
 	for _, s := range demo.Slots() {
@@ -526,9 +549,7 @@ func TestDemoInBrowser(t *testing.T) {
 				}
 				got, err := chromedp.Run(tabCtx, chromedp.Evaluate[renderedPage](`({
 					slots: (window.tsjs.adSlots || []).map(function (s) { return s.id; }),
-					placeholders: Array.prototype.map.call(document.querySelectorAll(".tsjs-placeholder"), function (e) {
-						return {div: e.parentElement.id, slot: e.getAttribute("data-slot"), text: e.textContent};
-					}),
+					frames: `+framesJS+`,
 					adms: Object.keys(window.tsjs.bids || {}).sort().map(function (k) { return window.tsjs.bids[k].hb_adid + " " + window.tsjs.bids[k].adm; }),
 					stateCount: (document.getElementById("state-count") || {}).textContent || "",
 					teaserCount: (document.getElementById("teaser-count") || {}).textContent || ""
@@ -539,12 +560,18 @@ func TestDemoInBrowser(t *testing.T) {
 				if !reflect.DeepEqual(got.Slots, slots) {
 					t.Errorf("window.tsjs.adSlots ids = %q, want %q", got.Slots, slots)
 				}
-				if len(got.Placeholders) != len(slots) {
-					t.Errorf("%d placeholders rendered, want %d: %+v", len(got.Placeholders), len(slots), got.Placeholders)
+				if len(got.Frames) != len(slots) {
+					t.Errorf("%d creatives rendered, want %d: %+v", len(got.Frames), len(slots), got.Frames)
 				}
-				for i, p := range got.Placeholders {
-					if i < len(slots) && (p.Slot != slots[i] || p.Div != divOf[slots[i]] || p.Text != wantText[slots[i]]) {
-						t.Errorf("placeholder %d = %+v, want slot %s in #%s saying %q", i, p, slots[i], divOf[slots[i]], wantText[slots[i]])
+				for i, f := range got.Frames {
+					if i >= len(slots) {
+						break
+					}
+					w := wantBid[slots[i]]
+					if f.Div != divOf[slots[i]] || f.W != w.w || f.H != w.h || f.Sandbox != creativeSandbox ||
+						!strings.HasPrefix(f.Bid, w.seat+" ") || !strings.HasSuffix(f.Bid, " "+w.pb) ||
+						!strings.Contains(f.Srcdoc, w.seat+" · "+slots[i]+" · "+w.w+"x"+w.h) {
+						t.Errorf("creative %d = %+v, want slot %s's %s bid in #%s, %sx%s, sandboxed", i, f, slots[i], w.seat, divOf[slots[i]], w.w, w.h)
 					}
 				}
 				// The bids came through the OpenRTB exchange: the demo

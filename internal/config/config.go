@@ -41,7 +41,19 @@ type Config struct {
 	Debug                 DebugConfig           `toml:"debug" envPrefix:"DEBUG_"`
 	Compute               ComputeConfig         `toml:"compute" envPrefix:"COMPUTE_"`
 	Geo                   GeoConfig             `toml:"geo" envPrefix:"GEO_"`
+	Bundle                BundleConfig          `toml:"bundle" envPrefix:"BUNDLE_"`
 }
+
+// BundleConfig is the [bundle] section: which client bundle pages load.
+type BundleConfig struct {
+	// File is a bundle to serve instead of the built-in one, such as
+	// upstream Trusted Server's built tsjs-unified.min.js; "" serves the
+	// built-in bundle (docs/behaviour.md, "Bundle tag").
+	File string `toml:"file" env:"FILE"`
+}
+
+// MaxBundleBytes bounds bundle.file: it is held in memory and sent whole.
+const MaxBundleBytes = 16 << 20
 
 // ServerConfig is the [server] section.
 type ServerConfig struct {
@@ -91,6 +103,9 @@ type PublisherConfig struct {
 	OriginIdleTimeout             Duration `toml:"origin_idle_timeout" env:"ORIGIN_IDLE_TIMEOUT"`
 	SSATCompressionOffloadEnabled bool     `toml:"ssat_compression_offload_enabled" env:"SSAT_COMPRESSION_OFFLOAD_ENABLED"`
 	OffloadOriginAcceptEncoding   string   `toml:"offload_origin_accept_encoding" env:"OFFLOAD_ORIGIN_ACCEPT_ENCODING"`
+	// SSATCacheControl is the Cache-Control of personalised pages
+	// (docs/behaviour.md, "Eligible pages").
+	SSATCacheControl string `toml:"ssat_cache_control" env:"SSAT_CACHE_CONTROL"`
 
 	// Origin is OriginURL parsed by Validate, with the path cleared so
 	// request paths can be joined onto it directly.
@@ -99,6 +114,14 @@ type PublisherConfig struct {
 	// port when it is the scheme's default (as links usually write it).
 	OriginHost string `toml:"-" env:"-"`
 }
+
+// Values of PublisherConfig.SSATCacheControl: ssatd's default, which lets
+// a browser keep the page for back/forward navigation, and upstream
+// Trusted Server's, which never lets anything store it.
+const (
+	SSATCachePrivate        = "private, max-age=0"
+	SSATCacheNoStorePrivate = "no-store, private"
+)
 
 // Values of PublisherConfig.OffloadOriginAcceptEncoding.
 const (
@@ -339,6 +362,7 @@ func Defaults() *Config {
 			OriginHeaderTimeout:         Duration{15 * time.Second},
 			OriginIdleTimeout:           Duration{15 * time.Second},
 			OffloadOriginAcceptEncoding: OffloadOriginIdentity,
+			SSATCacheControl:            SSATCachePrivate,
 		},
 		Compression: CompressionConfig{
 			GzipLevel:     6,

@@ -46,6 +46,7 @@ func (c *Config) Validate() error {
 	c.validateAuctionAndSlots(&p)
 	c.validateCompute(&p)
 	c.validateGeo(&p)
+	c.validateBundle(&p)
 	for i, ua := range c.Bots.UserAgents {
 		if strings.TrimSpace(ua) == "" {
 			p.addf(fmt.Sprintf("bots.user_agents[%d]", i), "must not be empty")
@@ -189,6 +190,7 @@ func (c *Config) validatePublisher(p *problems) {
 	checkPositiveDuration(p, "publisher.origin_header_timeout", pub.OriginHeaderTimeout)
 	checkPositiveDuration(p, "publisher.origin_idle_timeout", pub.OriginIdleTimeout)
 	checkOneOf(p, "publisher.offload_origin_accept_encoding", pub.OffloadOriginAcceptEncoding, OffloadOriginIdentity, OffloadOriginNegotiate)
+	checkOneOf(p, "publisher.ssat_cache_control", pub.SSATCacheControl, SSATCachePrivate, SSATCacheNoStorePrivate)
 }
 
 // parseOrigin quotes the value with its credentials masked, because

@@ -30,8 +30,9 @@ type BidderOptions struct {
 }
 
 // Bidder is a mock Prebid Server: it answers OpenRTB 2.6 bid requests at
-// AuctionPath with deterministic bids derived from the impressions, so the
-// demo's pages show the same winners every time.
+// AuctionPath with bids derived from the impressions, so the demo's pages
+// show the same winners at the same prices every time; only the bid ids
+// and the creatives' captions name the auction.
 type Bidder struct {
 	o        BidderOptions
 	mu       sync.Mutex
@@ -105,9 +106,16 @@ func (b *Bidder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // BidResponseFor is the demo bidder's answer: every seat bids on every
 // banner impression, in its first size, at a price derived from the seat
-// and the impression id.
+// and the impression id, with a bid id naming the auction.
 func BidResponseFor(br *openrtb.BidRequest) *openrtb.BidResponse {
 	resp := &openrtb.BidResponse{ID: br.ID, Cur: "USD"}
+	// Bid ids name the auction (the start of the request id), so a page
+	// that asks again (a refresh, an SPA navigation) shows bids it did not
+	// have; prices stay the same.
+	auction := ""
+	if id := br.ID; id != "" {
+		auction = "-" + id[:min(len(id), 6)]
+	}
 	for _, seat := range BidderSeats {
 		sb := openrtb.SeatBid{Seat: seat}
 		for _, imp := range br.Imp {
@@ -117,8 +125,8 @@ func BidResponseFor(br *openrtb.BidRequest) *openrtb.BidResponse {
 			f := imp.Banner.Format[0]
 			price := DemoPrice(seat, imp.ID)
 			sb.Bid = append(sb.Bid, openrtb.Bid{
-				ID: seat + "-" + imp.ID, ImpID: imp.ID, Price: json.Number(price), W: f.W, H: f.H,
-				AdM: creative(seat, imp.ID, f, price), CrID: seat + "-creative",
+				ID: seat + "-" + imp.ID + auction, ImpID: imp.ID, Price: json.Number(price), W: f.W, H: f.H,
+				AdM: creative(seat, imp.ID, f, price, auction), CrID: seat + "-creative",
 			})
 		}
 		if len(sb.Bid) > 0 {
@@ -138,12 +146,12 @@ func DemoPrice(seat, impID string) string {
 }
 
 // creative is a visible banner naming where it came from.
-func creative(seat, impID string, f openrtb.Format, price string) string {
+func creative(seat, impID string, f openrtb.Format, price, auction string) string {
 	h := fnv.New32a()
 	_, _ = io.WriteString(h, seat)
 	hue := h.Sum32() % 360
 	return fmt.Sprintf(`<div style="box-sizing:border-box;width:%dpx;height:%dpx;background:hsl(%d,70%%,45%%);color:#fff;`+
 		`font:bold 14px/1.3 sans-serif;display:flex;align-items:center;justify-content:center;text-align:center">`+
-		`%s · %s · %dx%d · $%s CPM via OpenRTB</div>`,
-		f.W, f.H, hue, html.EscapeString(seat), html.EscapeString(impID), f.W, f.H, price)
+		`%s · %s · %dx%d · $%s CPM · auction%s via OpenRTB</div>`,
+		f.W, f.H, hue, html.EscapeString(seat), html.EscapeString(impID), f.W, f.H, price, html.EscapeString(auction))
 }

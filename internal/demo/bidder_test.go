@@ -45,8 +45,8 @@ func TestBidderAnswers(t *testing.T) {
 			t.Fatalf("seat %s: %d bids (the imp without a banner gets none)", sb.Seat, len(sb.Bid))
 		}
 		bid := sb.Bid[0]
-		if bid.ImpID != "home-mpu" || bid.ID != sb.Seat+"-home-mpu" || bid.W != 300 || bid.H != 250 || bid.Price.String() != want[sb.Seat] ||
-			!strings.Contains(bid.AdM, "via OpenRTB") || !strings.Contains(bid.AdM, "width:300px;height:250px") {
+		if bid.ImpID != "home-mpu" || bid.ID != sb.Seat+"-home-mpu-r" || bid.W != 300 || bid.H != 250 || bid.Price.String() != want[sb.Seat] ||
+			!strings.Contains(bid.AdM, "auction-r via OpenRTB") || !strings.Contains(bid.AdM, "width:300px;height:250px") {
 			t.Errorf("seat %s: bid %+v", sb.Seat, bid)
 		}
 	}

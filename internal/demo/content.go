@@ -83,6 +83,18 @@ type pageData struct {
 	Related  []story
 	Comments []comment
 	LDJSON   string
+
+	// SPA
+	SPARoutes []spaRoute
+	SPAView   spaRoute
+	SPAJSON   string // the routes by path, as JSON, for the app's router
+}
+
+// spaRoute is one view of the single-page app.
+type spaRoute struct {
+	Path  string `json:"-"`
+	Title string `json:"title"`
+	Text  string `json:"text"`
 }
 
 // words is the embedded text the pages are assembled from.
@@ -300,6 +312,48 @@ func (g *generator) article(i int) ([]byte, error) {
 	}
 	d.LDJSON = string(ld)
 	return g.render("article.html.tmpl", &d)
+}
+
+// SPAPath is the single-page app's entry; SPAPaths lists every view's path.
+const SPAPath = "/spa"
+
+// SPAPaths lists the paths of the single-page app's views, entry first.
+func SPAPaths() []string {
+	out := []string{SPAPath}
+	for _, a := range articles {
+		out = append(out, SPAPath+"/"+a.slug)
+	}
+	return out
+}
+
+func (g *generator) spaRoutes() []spaRoute {
+	g.reseed(100)
+	routes := []spaRoute{{Path: SPAPath, Title: "Live desk", Text: g.paragraph(3, 4)}}
+	for _, a := range articles {
+		routes = append(routes, spaRoute{Path: SPAPath + "/" + a.slug, Title: a.section + ": " + a.headline, Text: g.paragraph(3, 5)})
+	}
+	return routes
+}
+
+// spa builds the single-page app's page for one of its views: the same
+// shell, with that view rendered, so a reload of any view works.
+func (g *generator) spa(path string) ([]byte, error) {
+	routes := g.spaRoutes()
+	byPath := map[string]spaRoute{}
+	d := g.base(path, "spa", "spa", "Live desk", "The live desk, a single-page app (demo).")
+	for _, r := range routes {
+		// The router sets textContent: the words are stored HTML-escaped.
+		byPath[r.Path] = spaRoute{Title: html.UnescapeString(r.Title), Text: html.UnescapeString(r.Text)}
+		if r.Path == path {
+			d.SPAView, d.Title = r, r.Title
+		}
+	}
+	js, err := json.Marshal(byPath)
+	if err != nil {
+		return nil, err
+	}
+	d.SPARoutes, d.SPAJSON = routes, string(js)
+	return g.render("spa.html.tmpl", &d)
 }
 
 func (g *generator) about() ([]byte, error) {

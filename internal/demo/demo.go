@@ -16,7 +16,7 @@ import (
 // the same slots.
 func Slots() []config.Slot {
 	return []config.Slot{
-		{ID: "top-leaderboard", DivID: "ad-top-leaderboard", PagePatterns: []string{"/", "/articles/*"},
+		{ID: "top-leaderboard", DivID: "ad-top-leaderboard", PagePatterns: []string{"/", "/articles/*", "/spa", "/spa/*"},
 			Formats: [][]int{{728, 90}, {970, 90}}, GAMUnitPath: "/21700000/gazette/top",
 			Targeting: map[string]any{"pos": "top"},
 			// Passed to the bidder as imp.ext.prebid.bidder (the demo bidder ignores it).
@@ -27,6 +27,11 @@ func Slots() []config.Slot {
 		{ID: "article-mpu", DivID: "ad-article-mpu", PagePatterns: []string{"/articles/*"},
 			Formats: [][]int{{300, 250}, {300, 600}}, GAMUnitPath: "/21700000/gazette/article",
 			Targeting: map[string]any{"pos": "mid", "section": []string{"news", "articles"}}},
+		// The single-page app's story views (SPAPaths), reached with
+		// pushState: the bundle gets them from /_ts/page-bids.
+		{ID: "spa-mpu", DivID: "ad-spa-mpu", PagePatterns: []string{"/spa/*"},
+			Formats: [][]int{{300, 250}}, GAMUnitPath: "/21700000/gazette/live",
+			Targeting: map[string]any{"pos": "mid", "section": []string{"live"}}},
 		{ID: "sidebar-sky", DivID: "ad-sidebar-sky", PagePatterns: []string{"/", "/articles/*"},
 			Formats: [][]int{{160, 600}}, GAMUnitPath: "/21700000/gazette/rail",
 			Targeting: map[string]any{"pos": "rail"}},
@@ -42,6 +47,8 @@ func StaticBids() []config.StaticBid {
 			Adm: `<div style="width:300px;height:250px;background:#fce8e6">demo home creative</div>`},
 		{SlotID: "article-mpu", HbPb: "3.10", HbBidder: "demobidder", W: 300, H: 250, HbAdid: "demo-article-1",
 			Adm: `<div style="width:300px;height:250px;background:#e6f4ea">demo article creative</div>`},
+		{SlotID: "spa-mpu", HbPb: "1.90", HbBidder: "demobidder", W: 300, H: 250, HbAdid: "demo-spa-1",
+			Adm: `<div style="width:300px;height:250px;background:#f3e8fd">demo live desk creative</div>`},
 		{SlotID: "sidebar-sky", HbPb: "0.80", HbBidder: "examplebidder", W: 160, H: 600, HbAdid: "demo-sky-1",
 			Adm: `<div style="width:160px;height:600px;background:#fef7e0">demo skyscraper creative</div>`},
 	}

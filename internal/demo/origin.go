@@ -118,6 +118,9 @@ func generate(opts OriginOptions) (*Origin, error) {
 	for i, p := range ArticlePaths() {
 		pages[p] = func() ([]byte, error) { return g.article(i) }
 	}
+	for _, p := range SPAPaths() {
+		pages[p] = func() ([]byte, error) { return g.spa(p) }
+	}
 	// Generation shares one generator, so it runs in a fixed order.
 	for _, path := range slices.Sorted(maps.Keys(pages)) {
 		body, err := pages[path]()
@@ -201,6 +204,7 @@ func (o *Origin) Host() string { return o.host }
 // Pages lists the HTML pages with their sizes in each coding, home first.
 func (o *Origin) Pages() []Page {
 	paths := append([]string{HomePath}, ArticlePaths()...)
+	paths = append(paths, SPAPaths()...)
 	paths = append(paths, AboutPath)
 	out := make([]Page, 0, len(paths))
 	for _, p := range paths {

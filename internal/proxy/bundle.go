@@ -13,6 +13,10 @@ import (
 // serveBundle answers the client bundle that every rewritten page loads
 // (docs/behaviour.md, "Bundle tag") from the guest itself, never from the origin.
 func (g *Guest) serveBundle(w http.ResponseWriter, r *http.Request) {
+	if g.userBundle {
+		g.serveUserBundle(w, r)
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/javascript; charset=utf-8")
 	// Weak, because the same tag names every representation: the edge

@@ -19,6 +19,9 @@ const (
 	routeError       route = "error"
 	routeRejected    route = "rejected"
 	routeBundle      route = "bundle"
+	// The tsjs callbacks the guest answers itself (tsjs.go).
+	routeAuction  route = "auction"
+	routePageBids route = "page-bids"
 )
 
 // classify decides the route from status and headers alone, before any

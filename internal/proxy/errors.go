@@ -188,7 +188,7 @@ func (g *Guest) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 		delete(h, k)
 	}
 	if x.eligible {
-		applyPrivacy(h)
+		g.applyPrivacy(h)
 	} else {
 		h.Set("Cache-Control", "no-store")
 	}

@@ -110,6 +110,8 @@ type pageOptions struct {
 	bundle         []byte
 	bundleHash     string
 	bundleTag      []byte
+	userBundle     bool   // bundle.file: served with upstream's headers
+	cacheControl   string // publisher.ssat_cache_control
 }
 
 // limitOptions bound one request's origin body and the waits for it
@@ -150,13 +152,17 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	if cfg.Server.MaxConcurrentPages < 1 {
 		return nil, fmt.Errorf("proxy: server.max_concurrent_pages must be at least 1, got %d", cfg.Server.MaxConcurrentPages)
 	}
+	js, userBundle, err := bundleOf(cfg, o.Bundle)
+	if err != nil {
+		return nil, err
+	}
 	g := &Guest{
 		originOptions: originOptions{
 			origin:       cfg.Publisher.Origin,
 			originHost:   cfg.Publisher.OriginHost,
 			hostOverride: cfg.Publisher.OriginHostHeaderOverride,
 		},
-		pageOptions: newPageOptions(cfg, o.Bundle),
+		pageOptions: newPageOptions(cfg, js, userBundle),
 		limitOptions: limitOptions{
 			rawLimit:     cfg.Publisher.MaxOriginResponseBytes,
 			decodedLimit: cfg.Publisher.MaxDecodedBodyBytes,
@@ -221,13 +227,15 @@ func (g *Guest) auctionProvider(cfg *config.Config, p auction.Provider, stats *a
 
 // newPageOptions reads what eligible pages get from the configuration;
 // the provider is New's.
-func newPageOptions(cfg *config.Config, js []byte) pageOptions {
+func newPageOptions(cfg *config.Config, js []byte, userBundle bool) pageOptions {
 	p := pageOptions{
 		slots:          cfg.CreativeOpportunities.Slots,
 		auctionEnabled: cfg.Auction.Enabled,
 		auctionTimeout: time.Duration(cfg.Auction.TimeoutMS) * time.Millisecond,
 		needPurpose1:   cfg.Consent.RequireTCFPurpose1,
+		cacheControl:   cfg.Publisher.SSATCacheControl,
 		bundle:         js,
+		userBundle:     userBundle,
 		bundleHash:     bundle.Hash(js),
 	}
 	p.bundleTag = rewrite.BundleTag(p.bundleHash)
@@ -392,6 +400,9 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The guest writes the bundle unencoded; the edge may compress it.
 		x.status, x.outCoding, x.outBytes = fw.status, string(compress.Identity), fw.written
 		g.finish(r, x)
+		return
+	}
+	if g.serveTsjs(fw, r, x) {
 		return
 	}
 	g.prepare(x, r)

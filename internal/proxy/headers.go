@@ -5,11 +5,14 @@ import (
 	"strings"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/ssat"
 )
 
-// privateCacheControl is the "Eligible pages" (docs/behaviour.md) cache policy for personalised pages.
-const privateCacheControl = "private, max-age=0"
+// privateCacheControl is the default "Eligible pages" (docs/behaviour.md)
+// cache policy for personalised pages; publisher.ssat_cache_control may
+// choose upstream's config.SSATCacheNoStorePrivate instead.
+const privateCacheControl = config.SSATCachePrivate
 
 // sharedCacheHeaders would let a shared cache store or revalidate a
 // personalised page (docs/behaviour.md, "Eligible pages"): CDN-specific controls, freshness from the
@@ -30,8 +33,8 @@ var digestFields = []string{"Content-MD5", "Digest", "Content-Digest", "Repr-Dig
 
 // applyPrivacy sets the "Eligible pages" (docs/behaviour.md) headers. It is used on every response to an
 // eligible request that still sends headers, errors included.
-func applyPrivacy(h http.Header) {
-	h.Set("Cache-Control", privateCacheControl)
+func (g *Guest) applyPrivacy(h http.Header) {
+	h.Set("Cache-Control", g.cacheControl)
 	for _, k := range sharedCacheHeaders {
 		h.Del(k)
 	}
@@ -39,7 +42,7 @@ func applyPrivacy(h http.Header) {
 
 // applyRewrittenHeaders is the final header policy of a pipeline response
 // (docs/behaviour.md, "Eligible pages", "Rewritten responses", "Offload mode"). Set-Cookie and other end-to-end headers pass through.
-func applyRewrittenHeaders(h http.Header, x *exchange, out compress.Coding, hint bool) {
+func (g *Guest) applyRewrittenHeaders(h http.Header, x *exchange, out compress.Coding) {
 	for _, k := range bodyDescribingHeaders {
 		h.Del(k)
 	}
@@ -53,14 +56,14 @@ func applyRewrittenHeaders(h http.Header, x *exchange, out compress.Coding, hint
 		// chosen by request headers a shared cache does not key on
 		// (eligibility): neither may be stored, or a cache could serve the
 		// ad-free one to browsers.
-		applyPrivacy(h)
+		g.applyPrivacy(h)
 	} else if et := h.Get("ETag"); et != "" && !strings.HasPrefix(et, "W/") {
 		// The bytes differ from the origin's, so a strong validator would
 		// be false (RFC 9110 §8.8.1); the rewrite is deterministic for a
 		// given origin document, so the weak form stays true.
 		h.Set("ETag", "W/"+et)
 	}
-	if x.mode == modeOffload && hint {
+	if x.mode == modeOffload && g.canHint {
 		h.Set(ssat.HintHeader, "on")
 		compress.AddVary(h, "Accept-Encoding")
 	}

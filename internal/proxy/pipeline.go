@@ -109,7 +109,7 @@ func outputCoding(m mode, origin compress.Coding) compress.Coding {
 func (g *Guest) setRewrittenHeaders(resp *http.Response, x *exchange, origin compress.Coding) compress.Coding {
 	out := outputCoding(x.mode, origin)
 	x.outCoding = string(out)
-	applyRewrittenHeaders(resp.Header, x, out, g.canHint)
+	g.applyRewrittenHeaders(resp.Header, x, out)
 	resp.ContentLength = -1
 	return out
 }

@@ -38,6 +38,15 @@ const (
 	reasonHeaderOverflow
 	reasonCPULimit
 	reasonRuntimeLimit
+	// tsjs callbacks refused for their input (tsjs.go): 4xx, not failures.
+	reasonAuctionMethod
+	reasonAuctionContentType
+	reasonAuctionTooLarge
+	reasonAuctionBadBody
+	reasonPageBidsPreflight
+	reasonPageBidsCrossSite
+	reasonPageBidsNoSlots
+	reasonPageBidsFormat
 
 	reasonCount // the number of reasons; not a reason
 )
@@ -65,6 +74,15 @@ var reasonNames = [reasonCount]string{
 	reasonHeaderOverflow:  "compute_header_overflow",
 	reasonCPULimit:        "compute_cpu_limit",
 	reasonRuntimeLimit:    "compute_runtime_limit",
+
+	reasonAuctionMethod:      "auction_method",
+	reasonAuctionContentType: "auction_content_type",
+	reasonAuctionTooLarge:    "auction_body_too_large",
+	reasonAuctionBadBody:     "auction_bad_request",
+	reasonPageBidsPreflight:  "page_bids_preflight",
+	reasonPageBidsCrossSite:  "page_bids_cross_site",
+	reasonPageBidsNoSlots:    "page_bids_not_configured",
+	reasonPageBidsFormat:     "page_bids_format",
 }
 
 // String is the reason's name in logs and metrics.
