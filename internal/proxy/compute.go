@@ -2,13 +2,11 @@ package proxy
 
 import (
 	"io"
-	"runtime"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/ssatd/ssatd/internal/config"
-	"github.com/ssatd/ssatd/internal/cputime"
 	"github.com/ssatd/ssatd/internal/rewrite"
 )
 
@@ -29,27 +27,26 @@ func (c computeOptions) platformCPU(native time.Duration) time.Duration {
 	return time.Duration(float64(native) * c.cpuScale)
 }
 
-// timedProcess runs the pipeline on this goroutine's own OS thread and
-// returns the thread's CPU time for it: the same measure as `ssatd
-// measure`. Locking the thread is what makes the reading the page's
-// alone; while the pipeline waits for the origin or the auction the
-// thread sleeps and uses no CPU. ok is false where the clock is missing.
+// timedProcess runs the pipeline and returns its guest CPU (pageCPU): the
+// same measure as `ssatd measure`, taken only while the page computes, so
+// that the page holds an OS thread only then. ok is false where the clock
+// is missing.
 func (p *pipeline) timedProcess() (st rewrite.Stats, cpu time.Duration, ok bool, err error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	c0, ok0 := cputime.Thread()
+	clock := p.cpu
+	clock.begin()
+	defer clock.end() // a panic in process leaves no thread locked
 	limit := p.g.nativeCPULimit()
-	if limit > 0 && ok0 && !p.offline {
-		p.dec = meteredBody{cpuMeter: &cpuMeter{r: p.dec, start: c0, limit: limit}, Closer: p.dec}
+	if limit > 0 && clock.ok && !p.offline {
+		p.dec = meteredBody{cpuMeter: &cpuMeter{r: p.dec, clock: clock, limit: limit}, Closer: p.dec}
 	}
 	st, err = p.process()
-	c1, ok1 := cputime.Thread()
-	if err == nil && limit > 0 && ok0 && ok1 && !p.offline && c1-c0 > limit {
+	cpu, ok = clock.end()
+	if err == nil && limit > 0 && ok && !p.offline && cpu > limit {
 		// The last read was under the limit, the end of the page (the
 		// encoder's final block) went over it.
 		err = errCPULimit
 	}
-	return st, c1 - c0, ok0 && ok1, err
+	return st, cpu, ok, err
 }
 
 // meteredBody is the decoded origin body read through a cpuMeter.

@@ -6,8 +6,6 @@ import (
 	"net/http/httputil"
 	"sync"
 	"time"
-
-	"github.com/ssatd/ssatd/internal/cputime"
 )
 
 // Fastly's limits on the client request, applied under compute.limits =
@@ -127,15 +125,15 @@ func (g *Guest) startRuntimeLimit(x *exchange, w http.ResponseWriter) (stop func
 }
 
 // cpuMeter ends a page whose guest CPU passes compute.cpu_limit_ms. It
-// wraps the decoded origin body, which the pipeline reads on its own
-// locked OS thread (timedProcess): every read reads the thread's CPU
-// clock, so a page is ended within one read buffer (32 KiB of HTML) of the
-// limit. A page that passes it is ended as Fastly ends a sandbox over its
-// CPU limit: before the response headers the client gets errCPULimit's
-// 503, after them an aborted response.
+// wraps the decoded origin body, which the pipeline reads while its CPU
+// clock runs (pageCPU): every read reads the clock, so a page is ended
+// within one read buffer (32 KiB of HTML) of the limit. A page that passes
+// it is ended as Fastly ends a sandbox over its CPU limit: before the
+// response headers the client gets errCPULimit's 503, after them an
+// aborted response.
 type cpuMeter struct {
 	r     io.Reader
-	start time.Duration // the thread's CPU clock when the page began
+	clock *pageCPU
 	limit time.Duration // native CPU: compute.cpu_limit_ms / compute.cpu_scale
 }
 
@@ -147,8 +145,8 @@ func (m *cpuMeter) Read(p []byte) (int, error) {
 }
 
 func (m *cpuMeter) over() bool {
-	now, ok := cputime.Thread()
-	return ok && now-m.start > m.limit
+	spent, ok := m.clock.total()
+	return ok && spent > m.limit
 }
 
 // nativeCPULimit is compute.cpu_limit_ms in this machine's CPU; 0 = off.

@@ -35,6 +35,9 @@ type originBody struct {
 
 	mu    sync.Mutex
 	timer *time.Timer
+	// cpu, for a page's body, is its CPU clock, paused while a read
+	// waits for the origin.
+	cpu *pageCPU
 }
 
 func (b *originBody) Read(p []byte) (int, error) {
@@ -48,9 +51,13 @@ func (b *originBody) Read(p []byte) (int, error) {
 			p = p[:room]
 		}
 	}
+	paused := b.cpu.pause()
 	b.arm()
 	n, err := b.rc.Read(p)
 	b.disarm()
+	if paused {
+		b.cpu.resume()
+	}
 	if err != nil && err != io.EOF && b.readErr == nil {
 		b.readErr = err
 	}

@@ -12,8 +12,10 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ssatd/ssatd/internal/auction"
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/rewrite"
+	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 const (
@@ -151,7 +153,8 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 			slot.release() // refused, or panicked, before the pipeline ran
 		}
 	}()
-	body := &originBody{rc: resp.Body, limit: g.rawLimit, idle: g.idleTimeout, cancel: x.cancel}
+	clock := &pageCPU{}
+	body := &originBody{rc: resp.Body, limit: g.rawLimit, idle: g.idleTimeout, cancel: x.cancel, cpu: clock}
 	// Reads the gzip or zlib header now, so that a corrupt one is a 502
 	// rather than an aborted 200.
 	dec, err := compress.NewReader(coding, body, g.decodedLimit)
@@ -162,7 +165,7 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	}
 	out := g.setRewrittenHeaders(resp, x, coding)
 	pr, pw := io.Pipe()
-	p := &pipeline{g: g, x: x, req: resp.Request, body: body, dec: dec, coding: out, pw: pw, slot: slot}
+	p := &pipeline{g: g, x: x, req: resp.Request, body: body, dec: dec, coding: out, pw: pw, slot: slot, cpu: clock}
 	if g.diagnostics {
 		applyDiagnostics(resp, x, out, g.platform, g.canHint)
 		p.trailer = resp.Trailer
@@ -252,10 +255,11 @@ type pipeline struct {
 	enc     compress.Writer
 	front   *latencyWriter
 	slot    *pageSlot // the page's place in the pipeline, released when run ends
+	cpu     *pageCPU  // served pipelines only: the page's guest CPU
 }
 
 func (p *pipeline) open(dst io.Writer) error {
-	p.sent = &countWriter{w: dst}
+	p.sent = &countWriter{w: dst, cpu: p.cpu}
 	// An encoder writes its output in small pieces, which out batches;
 	// identity output is the front buffer's batches already.
 	var encDst io.Writer = p.sent
@@ -275,6 +279,7 @@ func (p *pipeline) open(dst io.Writer) error {
 		latency = 0
 	}
 	p.front = newLatencyWriter(getBufWriter(&frontPool, enc), enc, p.out, latency)
+	p.front.cpu = p.cpu
 	return nil
 }
 
@@ -370,7 +375,9 @@ func (p *pipeline) process() (rewrite.Stats, error) {
 	if p.x.eligible {
 		opts.BodyEnd = func() []byte {
 			t := time.Now()
-			bids, outcome := p.x.auction.Wait(p.x.ctx)
+			var bids map[string]ssat.Bid
+			var outcome auction.Outcome
+			p.cpu.during(func() { bids, outcome = p.x.auction.Wait(p.x.ctx) })
 			wait += time.Since(t)
 			p.x.mu.Lock()
 			p.x.auctionOut = outcome
@@ -432,6 +439,7 @@ type latencyWriter struct {
 	closed  bool
 	written int64 // bytes accepted from the rewriter (uncompressed output)
 	err     error
+	cpu     *pageCPU // the pipeline's clock, which the timer's flush leaves alone
 }
 
 func newLatencyWriter(front *bufio.Writer, enc compress.Writer, out *bufio.Writer, latency time.Duration) *latencyWriter {
@@ -466,6 +474,10 @@ func (lw *latencyWriter) onTimer() {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
 	if lw.dirty && !lw.closed && lw.err == nil {
+		if lw.cpu != nil {
+			lw.cpu.foreign = true
+			defer func() { lw.cpu.foreign = false }()
+		}
 		lw.flushLocked()
 	}
 }
@@ -539,17 +551,23 @@ func limitDetail(limit int64, c compress.Coding, m mode, declared int64) []zap.F
 	return f
 }
 
-// countWriter counts the encoded bytes handed to the client side.
+// countWriter counts the encoded bytes handed to the client side. Its
+// writes wait for the client, so the page's CPU clock is paused around
+// them, unless the write is the latency timer's (pageCPU.foreign).
 type countWriter struct {
 	w     io.Writer
 	n     int64
 	first func() // called before the first bytes are handed on
+	cpu   *pageCPU
 }
 
 func (c *countWriter) Write(p []byte) (int, error) {
 	if c.first != nil && len(p) > 0 {
 		c.first()
 		c.first = nil
+	}
+	if c.cpu != nil && !c.cpu.foreign && c.cpu.pause() {
+		defer c.cpu.resume()
 	}
 	n, err := c.w.Write(p)
 	c.n += int64(n)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,9 +19,12 @@ import (
 // BenchmarkServedPage serves corpus pages through the guest over loopback
 // HTTP, origin and client included, in mirror mode with a gzip origin and
 // with an identity origin (the rewrite and the HTTP path alone). It
-// reports the process CPU per page (cpu-ns/op) beside the wall time: the
-// figure that shows what reading the guest's thread CPU costs (the
-// pipeline goroutine keeps its OS thread, compute.go).
+// reports, beside the wall time, the process CPU per page (cpu-ns/op) and
+// the OS context switches per page (ctxsw/op): the figures that show what
+// the guest's waits cost on a loaded machine, where wall time is noise
+// (a page holds an OS thread only while it computes, cpuclock.go). c is
+// the clients in flight: GOMAXPROCS × the parallelism, so c=16 needs
+// -cpu 2 or a multiple of 16 / GOMAXPROCS.
 func BenchmarkServedPage(b *testing.B) {
 	pages := corpusPages(b)
 	for _, name := range []string{"yahoo-3.html", "ars-1.html"} {
@@ -29,9 +33,12 @@ func BenchmarkServedPage(b *testing.B) {
 			b.Fatalf("corpus lacks %s", name)
 		}
 		for _, coding := range []compress.Coding{compress.Gzip, compress.Identity} {
-			b.Run(fmt.Sprintf("page=%s/origin=%s", strings.TrimSuffix(name, ".html"), coding), func(b *testing.B) {
-				benchServed(b, name, page, coding)
-			})
+			for _, par := range []int{1, 8} {
+				b.Run(fmt.Sprintf("page=%s/origin=%s/c=%d", strings.TrimSuffix(name, ".html"), coding, par*runtime.GOMAXPROCS(0)), func(b *testing.B) {
+					b.SetParallelism(par)
+					benchServed(b, name, page, coding)
+				})
+			}
 		}
 	}
 }
@@ -63,7 +70,7 @@ func benchServed(b *testing.B, name string, page []byte, coding compress.Coding)
 	c := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 16}}
 	b.SetBytes(int64(len(page)))
 	b.ReportAllocs()
-	cpu0 := processCPU()
+	cpu0, sw0 := processCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			req, _ := http.NewRequest(http.MethodGet, front.URL+"/"+name, nil)
@@ -83,14 +90,17 @@ func benchServed(b *testing.B, name string, page []byte, coding compress.Coding)
 			}
 		}
 	})
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	cpu1, sw1 := processCPU()
+	b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(sw1-sw0)/float64(b.N), "ctxsw/op")
 }
 
-// processCPU is the user and system CPU of the whole process.
-func processCPU() time.Duration {
+// processCPU is the user and system CPU of the whole process, and its
+// context switches, voluntary and not.
+func processCPU() (time.Duration, int64) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+		return 0, 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Nvcsw + ru.Nivcsw
 }

@@ -1,0 +1,90 @@
+package proxy
+
+import (
+	"runtime"
+	"time"
+
+	"github.com/ssatd/ssatd/internal/cputime"
+)
+
+// pageCPU is the guest CPU of one served page: the thread CPU clock of the
+// pipeline goroutine (cputime.Thread), read only while the page computes.
+// The goroutine holds its OS thread (runtime.LockOSThread) for one stretch
+// of work and gives it up before every wait: for the origin body
+// (originBody.Read), for the client (countWriter.Write into the pipe) and
+// for the auction (BodyEnd). A page waiting on a slow client or origin
+// then holds no thread, and its wake-up is an ordinary goroutine wake-up
+// rather than a hand-off to its own sleeping thread. What a wait costs in
+// the kernel (the read of the origin socket) is I/O, not guest work, and
+// is left out, as `ssatd measure` leaves it out.
+//
+// Only the pipeline goroutine calls its methods, with one exception kept
+// under the latency writer's lock: foreign, set while the latency timer's
+// goroutine flushes, tells countWriter that the write is not the
+// pipeline's, whose clock it must then leave alone.
+type pageCPU struct {
+	spent   time.Duration // the stretches already ended
+	start   time.Duration // the clock when the running stretch began
+	running bool
+	ok      bool // every reading succeeded
+	foreign bool // guarded by latencyWriter.mu
+}
+
+// begin starts the first stretch.
+func (c *pageCPU) begin() {
+	c.ok = true
+	c.resume()
+}
+
+// resume starts a stretch after a wait. Callers resume only where pause
+// reported a running stretch, so a wait before begin (the decoder's header
+// read in startPipeline, on the handler goroutine) leaves the clock alone.
+func (c *pageCPU) resume() {
+	if c == nil || !c.ok || c.running {
+		return
+	}
+	runtime.LockOSThread()
+	t, ok := cputime.Thread()
+	c.start, c.running, c.ok = t, true, ok
+	if !ok {
+		c.running = false
+		runtime.UnlockOSThread()
+	}
+}
+
+// pause ends the running stretch before a wait, and reports whether one
+// was running (and so whether resume has a stretch to start again).
+func (c *pageCPU) pause() bool {
+	if c == nil || !c.running {
+		return false
+	}
+	t, ok := cputime.Thread()
+	c.spent += t - c.start
+	c.ok = c.ok && ok
+	c.running = false
+	runtime.UnlockOSThread()
+	return true
+}
+
+// total is the CPU spent so far, the running stretch included.
+func (c *pageCPU) total() (time.Duration, bool) {
+	if !c.running {
+		return c.spent, c.ok
+	}
+	t, ok := cputime.Thread()
+	return c.spent + t - c.start, c.ok && ok
+}
+
+// end ends the last stretch and returns the page's CPU.
+func (c *pageCPU) end() (time.Duration, bool) {
+	c.pause()
+	return c.spent, c.ok
+}
+
+// during runs wait with the clock paused.
+func (c *pageCPU) during(wait func()) {
+	if c.pause() {
+		defer c.resume()
+	}
+	wait()
+}
