@@ -91,6 +91,10 @@ type PublisherConfig struct {
 	OriginIdleTimeout             Duration `toml:"origin_idle_timeout" env:"ORIGIN_IDLE_TIMEOUT"`
 	SSATCompressionOffloadEnabled bool     `toml:"ssat_compression_offload_enabled" env:"SSAT_COMPRESSION_OFFLOAD_ENABLED"`
 	OffloadOriginAcceptEncoding   string   `toml:"offload_origin_accept_encoding" env:"OFFLOAD_ORIGIN_ACCEPT_ENCODING"`
+	// RewriteContentTypes and RewriteInline: the text rules
+	// (docs/behaviour.md, "Text responses"; textrewrite.go).
+	RewriteContentTypes []string `toml:"rewrite_content_types" env:"REWRITE_CONTENT_TYPES"`
+	RewriteInline       bool     `toml:"rewrite_inline" env:"REWRITE_INLINE"`
 
 	// Origin is OriginURL parsed by Validate, with the path cleared so
 	// request paths can be joined onto it directly.
@@ -339,6 +343,8 @@ func Defaults() *Config {
 			OriginHeaderTimeout:         Duration{15 * time.Second},
 			OriginIdleTimeout:           Duration{15 * time.Second},
 			OffloadOriginAcceptEncoding: OffloadOriginIdentity,
+			RewriteContentTypes:         DefaultRewriteContentTypes(),
+			RewriteInline:               true,
 		},
 		Compression: CompressionConfig{
 			GzipLevel:     6,

@@ -189,6 +189,7 @@ func (c *Config) validatePublisher(p *problems) {
 	checkPositiveDuration(p, "publisher.origin_header_timeout", pub.OriginHeaderTimeout)
 	checkPositiveDuration(p, "publisher.origin_idle_timeout", pub.OriginIdleTimeout)
 	checkOneOf(p, "publisher.offload_origin_accept_encoding", pub.OffloadOriginAcceptEncoding, OffloadOriginIdentity, OffloadOriginNegotiate)
+	validateRewriteContentTypes(p, pub)
 }
 
 // parseOrigin quotes the value with its credentials masked, because
