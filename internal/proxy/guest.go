@@ -337,7 +337,7 @@ type handled struct {
 	status       int // the origin's status, then the status sent; 0 until the origin answers
 	originCoding string
 	outCoding    string
-	text         textKind // the pipeline's rules: HTML, or a text type (textresp.go)
+	text         textKind       // the pipeline's rules: HTML, or a text type (textresp.go)
 	passBody     *originBody    // the body of a pass-through response
 	pipe         *io.PipeReader // the pipeline's output, which ReverseProxy copies
 	done         chan struct{}  // closed when the pipeline goroutine has finished

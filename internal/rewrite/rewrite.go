@@ -115,15 +115,15 @@ const DefaultMaxTokenBytes = 2 << 20
 
 // Stats describe what one rewrite did.
 type Stats struct {
-	HeadFound     bool  // a <head> start tag was found and HeadPrepend written
-	Oversize      bool  // a tag exceeded MaxTokenBytes; the rest was copied as is
-	BodyEndFound  bool  // a </body> end tag was found
-	URLsRewritten int   // attribute values changed
+	HeadFound     bool // a <head> start tag was found and HeadPrepend written
+	Oversize      bool // a tag exceeded MaxTokenBytes; the rest was copied as is
+	BodyEndFound  bool // a </body> end tag was found
+	URLsRewritten int  // attribute values changed
 	// InlineRewritten counts origin references replaced inside style and
 	// script elements (Options.Inline).
 	InlineRewritten int
-	InBytes       int64 // bytes consumed from the source
-	OutBytes      int64 // bytes written to the destination
+	InBytes         int64 // bytes consumed from the source
+	OutBytes        int64 // bytes written to the destination
 
 	// BodyEndSkipped names the element (textarea, plaintext, script, ...)
 	// whose raw text or RCDATA the page ended in, without </body>: BodyEnd
