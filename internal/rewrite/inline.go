@@ -19,6 +19,7 @@ import (
 type inlineText struct {
 	kind attrKind // 0 when none
 	prev byte     // the input byte before the first one not written
+	skip int      // textRun's skip for the bytes not written
 }
 
 // classifyInlineAttr is classifyAttr for the attributes of Options.Inline.
@@ -97,7 +98,8 @@ func isJavaScriptMIME(t string) bool {
 // text rules; final when end is where the element ends.
 func (rw *rewriter) flushInline(end int, final bool) {
 	v := rw.buf[rw.done:end]
-	used, changed := rw.hosts.textRun(rw, v, rw.inl.kind, rw.inl.prev, final)
+	used, skip, changed := rw.hosts.textRun(rw, v, rw.inl.kind, rw.inl.prev, rw.inl.skip, final)
+	rw.inl.skip = skip
 	rw.stats.InlineRewritten += changed
 	if used > 0 {
 		rw.inl.prev = v[used-1]

@@ -120,23 +120,28 @@ type textSink interface{ write(p []byte) }
 
 // textRun applies the text rules to v, which continues a text whose byte
 // before v[0] is prev and which is not written yet, and writes the result
-// to sink. Unless final (v ends the text), it keeps back a tail that a
-// later byte may make part of a match, and returns how much of v it
-// consumed: the caller passes v[consumed:] again, followed by more text.
-// The tail is shorter than textLookbehind+textLookahead, and it starts
-// either where a replacement ended or at least textLookbehind bytes before
-// any host not yet decided, so that no form before a host is cut in two.
-func (h *hostRewriter) textRun(sink textSink, v []byte, kind attrKind, prev byte, final bool) (consumed, changed int) {
+// to sink. Hosts starting before skip were decided by the previous call.
+// Unless final (v ends the text), it keeps back a tail that a later byte
+// may make part of a match, and returns how much of v it consumed and the
+// skip of the next call: the caller passes v[consumed:] again, followed by
+// more text. The tail is shorter than textLookbehind+textLookahead, and it
+// starts either where a replacement ended or at least textLookbehind bytes
+// before any host not yet decided, so that no form before a host is cut
+// in two.
+func (h *hostRewriter) textRun(sink textSink, v []byte, kind attrKind, prev byte, skip int, final bool) (consumed, nextSkip, changed int) {
 	last, pending := 0, -1
-	for i := 0; i < len(v); {
+	i := skip
+	for i < len(v) {
 		j := indexFold(v[i:], h.hostB)
 		if j < 0 {
+			// No host starts in v[i:len(v)-len(name)+1].
+			i = max(i, len(v)-len(h.hostB)+1)
 			break
 		}
 		at := i + j
 		from, to, repl, ok, more := h.matchText(v, last, at, kind, prev, final)
 		if more {
-			pending = at
+			pending, i = at, at
 			break
 		}
 		i = at + len(h.hostB)
@@ -150,7 +155,7 @@ func (h *hostRewriter) textRun(sink textSink, v []byte, kind attrKind, prev byte
 	}
 	if final {
 		sink.write(v[last:])
-		return len(v), changed
+		return len(v), 0, changed
 	}
 	// A host not found yet starts at len(v)-len(name)+1 or later.
 	cut := len(v) - len(h.hostB) + 1
@@ -162,7 +167,7 @@ func (h *hostRewriter) textRun(sink textSink, v []byte, kind attrKind, prev byte
 		cut = last
 	}
 	sink.write(v[last:cut])
-	return cut, changed
+	return cut, max(0, i-cut), changed
 }
 
 // appendSink collects textRun's output in a slice.
@@ -174,7 +179,7 @@ func (s *appendSink) write(p []byte) { s.b = append(s.b, p...) }
 func (h *hostRewriter) rewriteTextValue(dst, v []byte, kind attrKind) ([]byte, bool) {
 	s := appendSink{b: dst}
 	start := len(dst)
-	if _, n := h.textRun(&s, v, kind, 0, true); n == 0 {
+	if _, _, n := h.textRun(&s, v, kind, 0, 0, true); n == 0 {
 		return dst[:start], false
 	}
 	return s.b, true

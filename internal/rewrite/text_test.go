@@ -236,3 +236,36 @@ func (r *lagReader) Read(p []byte) (int, error) {
 	r.read++
 	return 1, nil
 }
+
+// TestTextRejectedHostNotDecidedAgain: a host that was refused ("http://"
+// with port 443) is not decided again after a read boundary, where the
+// scheme before it would be out of sight and it would pass as bare.
+func TestTextRejectedHostNotDecidedAgain(t *testing.T) {
+	for _, in := range textSeeds {
+		for _, c := range textCases {
+			want := refText(in, c.origin, "www.pub.example:8443", "https", c.script)
+			for n := 1; n <= 40; n++ {
+				got := rewriteTextString(t, in, c, &fixedReader{s: in, n: n})
+				if got != want {
+					t.Fatalf("reads of %d bytes, %q (%+v):\n got %q\nwant %q", n, in, c, got, want)
+				}
+			}
+		}
+	}
+}
+
+// fixedReader returns s in reads of n bytes.
+type fixedReader struct {
+	s string
+	n int
+}
+
+func (r *fixedReader) Read(p []byte) (int, error) {
+	if len(r.s) == 0 {
+		return 0, io.EOF
+	}
+	k := min(r.n, len(p), len(r.s))
+	copy(p, r.s[:k])
+	r.s = r.s[k:]
+	return k, nil
+}

@@ -77,13 +77,14 @@ func (t *textRewriter) run(src io.Reader, opts *TextOptions) error {
 		return err
 	}
 	var prev byte
-	n := 0
+	n, skip := 0, 0
 	for {
 		m, rerr := readSome(src, t.buf[n:])
 		n += m
 		t.stats.InBytes += int64(m)
 		final := rerr == io.EOF
-		used, changed := t.hosts.textRun(t, t.buf[:n], kind, prev, final)
+		used, next, changed := t.hosts.textRun(t, t.buf[:n], kind, prev, skip, final)
+		skip = next
 		t.stats.Rewritten += changed
 		if used > 0 {
 			prev = t.buf[used-1]
