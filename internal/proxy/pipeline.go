@@ -82,7 +82,8 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 		return g.startPipeline(resp, x, coding)
 	}
 	if req.Method == http.MethodHead {
-		if getRoute, getCoding, _ := g.classifyResponse(http.MethodGet, resp); getRoute == routePipeline {
+		if getRoute, getCoding, getText := g.classifyResponse(http.MethodGet, resp); getRoute == routePipeline {
+			x.text = getText
 			// A HEAD gets the headers GET would get (RFC 9110 §9.3.2): no
 			// length, a weak or no validator, the privacy policy.
 			g.setRewrittenHeaders(resp, x, getCoding)
