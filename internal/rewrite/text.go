@@ -157,17 +157,62 @@ func (h *hostRewriter) textRun(sink textSink, v []byte, kind attrKind, prev byte
 		sink.write(v[last:])
 		return len(v), 0, changed
 	}
-	// A host not found yet starts at len(v)-len(name)+1 or later.
-	cut := len(v) - len(h.hostB) + 1
-	if pending >= 0 && pending < cut {
-		cut = pending
+	var cut int
+	if pending >= 0 {
+		cut = pending - textLookbehind
+	} else {
+		// A host not found yet starts at len(v)-len(name)+1 or later, and
+		// its match at most textLookbehind bytes before that. Only a tail
+		// that may begin one is kept, so that a text that names no origin
+		// streams as it arrives.
+		cut = h.holdFrom(v, len(v)-len(h.hostB)+1-textLookbehind)
 	}
-	cut -= textLookbehind
 	if cut < last {
 		cut = last
 	}
 	sink.write(v[last:cut])
 	return cut, max(0, i-cut), changed
+}
+
+// textForms are the forms a host may follow in text, lower case.
+var textForms = [...]string{"https://", "http://", `https:\/\/`, `http:\/\/`, "//", `\/\/`, ""}
+
+// holdFrom is the first k from start on where v[k:] may begin a match
+// that continues after v: a prefix, in any letter case, of a form
+// followed by the host name. It is len(v) when there is none.
+func (h *hostRewriter) holdFrom(v []byte, start int) int {
+	for k := max(start, 0); k < len(v); k++ {
+		c := lower(v[k])
+		if c != 'h' && c != '/' && c != '\\' && c != h.hostB[0] {
+			continue
+		}
+		for _, f := range textForms {
+			if prefixOfFormHost(v[k:], f, h.hostB) {
+				return k
+			}
+		}
+	}
+	return len(v)
+}
+
+// prefixOfFormHost reports whether t is, in any letter case, a proper
+// prefix of form followed by name.
+func prefixOfFormHost(t []byte, form string, name []byte) bool {
+	if len(t) >= len(form)+len(name) {
+		return false // the whole host is in t: found, and decided, by textRun
+	}
+	for i, c := range t {
+		w := byte(0)
+		if i < len(form) {
+			w = form[i]
+		} else {
+			w = name[i-len(form)]
+		}
+		if lower(c) != w {
+			return false
+		}
+	}
+	return true
 }
 
 // appendSink collects textRun's output in a slice.

@@ -269,3 +269,18 @@ func (r *fixedReader) Read(p []byte) (int, error) {
 	r.s = r.s[k:]
 	return k, nil
 }
+
+// TestTextStreamsWhatCannotBeginAMatch: bytes that cannot begin an origin
+// reference are written before the next read, so a slow text streams
+// (the daemon's graceful-shutdown test sends half a body and waits).
+func TestTextStreamsWhatCannotBeginAMatch(t *testing.T) {
+	in := "first half of a slow body; second half, sent later; "
+	w := &bytes.Buffer{}
+	r := &lagReader{s: in, w: w, bound: 1} // one byte: "h" may begin "https://", "o" the host
+	if _, err := RewriteText(w, r, &TextOptions{OriginHost: "origin.pub.example", RequestHost: "w.example", RequestScheme: "https"}); err != nil {
+		t.Fatal(err)
+	}
+	if r.err != "" || w.String() != in {
+		t.Fatalf("%s; output %q", r.err, w.String())
+	}
+}
