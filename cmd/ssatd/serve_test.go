@@ -73,8 +73,10 @@ func newTestOrigin(t *testing.T) *testOrigin {
 			_, _ = io.WriteString(w, slowSecond)
 		default:
 			// A status and body the daemon never produces itself, so a
-			// response that carries them certainly came from here.
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			// response that carries them certainly came from here. Its
+			// type is outside publisher.rewrite_content_types: the answer
+			// is passed through.
+			w.Header().Set("Content-Type", "application/octet-stream")
 			w.Header().Set("X-Served-By", "test-origin")
 			w.WriteHeader(http.StatusTeapot)
 			_, _ = fmt.Fprintf(w, "origin answered %s", r.URL.Path)

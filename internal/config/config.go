@@ -106,6 +106,10 @@ type PublisherConfig struct {
 	// SSATCacheControl is the Cache-Control of personalised pages
 	// (docs/behaviour.md, "Eligible pages").
 	SSATCacheControl string `toml:"ssat_cache_control" env:"SSAT_CACHE_CONTROL"`
+	// RewriteContentTypes and RewriteInline: the text rules
+	// (docs/behaviour.md, "Text responses"; textrewrite.go).
+	RewriteContentTypes []string `toml:"rewrite_content_types" env:"REWRITE_CONTENT_TYPES"`
+	RewriteInline       bool     `toml:"rewrite_inline" env:"REWRITE_INLINE"`
 
 	// Origin is OriginURL parsed by Validate, with the path cleared so
 	// request paths can be joined onto it directly.
@@ -363,6 +367,8 @@ func Defaults() *Config {
 			OriginIdleTimeout:           Duration{15 * time.Second},
 			OffloadOriginAcceptEncoding: OffloadOriginIdentity,
 			SSATCacheControl:            SSATCachePrivate,
+			RewriteContentTypes:         DefaultRewriteContentTypes(),
+			RewriteInline:               true,
 		},
 		Compression: CompressionConfig{
 			GzipLevel:     6,

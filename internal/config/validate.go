@@ -191,6 +191,7 @@ func (c *Config) validatePublisher(p *problems) {
 	checkPositiveDuration(p, "publisher.origin_idle_timeout", pub.OriginIdleTimeout)
 	checkOneOf(p, "publisher.offload_origin_accept_encoding", pub.OffloadOriginAcceptEncoding, OffloadOriginIdentity, OffloadOriginNegotiate)
 	checkOneOf(p, "publisher.ssat_cache_control", pub.SSATCacheControl, SSATCachePrivate, SSATCacheNoStorePrivate)
+	validateRewriteContentTypes(p, pub)
 }
 
 // parseOrigin quotes the value with its credentials masked, because

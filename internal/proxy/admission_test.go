@@ -41,7 +41,7 @@ type heldOrigin struct {
 func (o *heldOrigin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/asset.js":
-		w.Header().Set("Content-Type", "application/javascript")
+		w.Header().Set("Content-Type", "application/wasm") // outside publisher.rewrite_content_types: pass-through
 		_, _ = io.WriteString(w, testAsset)
 		return
 	case "/page":

@@ -461,7 +461,7 @@ func TestPassThroughAbortReasons(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Type", "application/octet-stream") // outside publisher.rewrite_content_types
 				w.Header().Set("Content-Length", "100000")
 				w.Write([]byte(`{"first":"chunk"`))
 				w.(http.Flusher).Flush()

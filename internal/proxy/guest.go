@@ -87,6 +87,10 @@ type Guest struct {
 	// cdnLoop is this guest's own CDN-Loop entry (RFC 8586), added to
 	// every origin request; a request that already carries it has looped.
 	cdnLoop string
+	// textTypes and inline: publisher.rewrite_content_types and
+	// publisher.rewrite_inline (docs/behaviour.md, "Text responses").
+	textTypes textTypes
+	inline    bool
 }
 
 // originOptions say where pages come from and how they are asked for
@@ -179,6 +183,8 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		log:            o.Logger,
 		metrics:        o.Metrics,
 		cdnLoop:        newCDNLoopToken(),
+		textTypes:      cfg.Publisher.RewriteContentTypes,
+		inline:         cfg.Publisher.RewriteInline,
 	}
 	if g.log == nil {
 		g.log = zap.NewNop()
@@ -348,6 +354,7 @@ type handled struct {
 	status       int // the origin's status, then the status sent; 0 until the origin answers
 	originCoding string
 	outCoding    string
+	text         textKind       // the pipeline's rules: HTML, or a text type (textresp.go)
 	passBody     *originBody    // the body of a pass-through response
 	pipe         *io.PipeReader // the pipeline's output, which ReverseProxy copies
 	done         chan struct{}  // closed when the pipeline goroutine has finished

@@ -51,7 +51,8 @@ func (g *Guest) applyRewrittenHeaders(h http.Header, x *exchange, out compress.C
 	} else {
 		h.Set("Content-Encoding", string(out))
 	}
-	if x.adPath {
+	if x.adPath && x.text == textHTML {
+		// A text response gets no ads, so it has no such variants.
 		// The page with ads and the one without are variants of one URL,
 		// chosen by request headers a shared cache does not key on
 		// (eligibility): neither may be stored, or a cache could serve the

@@ -71,8 +71,8 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	if err := refusePartial(resp); err != nil {
 		return err
 	}
-	rt, coding := classify(req.Method, resp)
-	x.route = rt
+	rt, coding, text := g.classifyResponse(req.Method, resp)
+	x.route, x.text = rt, text
 	_, x.originCoding, _ = contentCoding(resp.Header)
 	x.outCoding = x.originCoding
 	if rt == routeHeadersOnly && x.eligible && resp.StatusCode == http.StatusNotModified {
@@ -84,7 +84,8 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 		return g.startPipeline(resp, x, coding)
 	}
 	if req.Method == http.MethodHead {
-		if getRoute, getCoding := classify(http.MethodGet, resp); getRoute == routePipeline {
+		if getRoute, getCoding, getText := g.classifyResponse(http.MethodGet, resp); getRoute == routePipeline {
+			x.text = getText
 			// A HEAD gets the headers GET would get (RFC 9110 §9.3.2): no
 			// length, a weak or no validator, the privacy policy.
 			g.setRewrittenHeaders(resp, x, getCoding)
@@ -323,14 +324,10 @@ func (p *pipeline) run() {
 		p.spent(cpu)
 	}
 	p.first.wrote() // an empty page: the end is ready
-	if st.BodyEndSkipped != "" {
-		p.g.log.Info("bids script not injected: the page ends inside <"+st.BodyEndSkipped+">",
-			zap.String("path", p.req.URL.Path))
+	if p.x.text == textHTML {
+		// A text response has no head, and the origin host metric counts pages.
+		p.notePage(st)
 	}
-	if !st.HeadFound {
-		p.g.log.Info("no <head> start tag: nothing injected", zap.String("path", p.req.URL.Path))
-	}
-	p.g.noteOriginHost(p.req, st)
 	if p.trailer != nil {
 		select {
 		case <-p.started:
@@ -345,6 +342,19 @@ func (p *pipeline) run() {
 		}
 	}
 	p.pw.Close()
+}
+
+// notePage logs what a page's rewrite left out, and counts a page that
+// never named the origin.
+func (p *pipeline) notePage(st rewrite.Stats) {
+	if st.BodyEndSkipped != "" {
+		p.g.log.Info("bids script not injected: the page ends inside <"+st.BodyEndSkipped+">",
+			zap.String("path", p.req.URL.Path))
+	}
+	if !st.HeadFound {
+		p.g.log.Info("no <head> start tag: nothing injected", zap.String("path", p.req.URL.Path))
+	}
+	p.g.noteOriginHost(p.req, st)
 }
 
 // firstReadSignal closes started on the first Read.
@@ -371,6 +381,7 @@ func (p *pipeline) process() (rewrite.Stats, error) {
 		RequestScheme: p.x.view.scheme,
 		HeadPrepend:   p.g.headPrepend(p.x),
 		BeforeWait:    p.front.Flush,
+		Inline:        p.g.inline,
 	}
 	if p.x.eligible {
 		opts.BodyEnd = func() []byte {
@@ -391,7 +402,13 @@ func (p *pipeline) process() (rewrite.Stats, error) {
 			return s
 		}
 	}
-	st, err := rewrite.Rewrite(p.front, p.dec, opts)
+	var st rewrite.Stats
+	var err error
+	if p.x.text != textHTML {
+		st, err = p.rewriteText()
+	} else {
+		st, err = rewrite.Rewrite(p.front, p.dec, opts)
+	}
 	if err == nil {
 		err = p.front.Close()
 	} else {
@@ -581,7 +598,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // usually means its links name the origin by another host (localhost:8000
 // against an origin_url of http://127.0.0.1:8000).
 func (g *Guest) noteOriginHost(r *http.Request, st rewrite.Stats) {
-	if st.URLsRewritten > 0 || st.Oversize {
+	if st.URLsRewritten > 0 || st.InlineRewritten > 0 || st.Oversize {
 		return
 	}
 	g.metrics.PageWithoutOriginHost()

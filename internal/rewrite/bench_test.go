@@ -44,6 +44,7 @@ func benchCorpus(b *testing.B) ([]benchPage, int64) {
 		pages = append(pages, benchPage{body, &Options{
 			OriginHost: host, RequestHost: "www.pub.example", RequestScheme: "https",
 			HeadPrepend: head, BodyEnd: func() []byte { return bids },
+			Inline: true, // as served (publisher.rewrite_inline defaults to true)
 		}})
 		total += int64(len(body))
 	}

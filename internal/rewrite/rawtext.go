@@ -93,6 +93,7 @@ func (rw *rewriter) scanRawText() bool {
 			rw.pos = lt
 			return false
 		case matched:
+			rw.endInline(lt)
 			rw.pos, rw.mode = lt, inText // the end tag is scanned as a tag
 			rw.closing = rw.rawName
 			return true
@@ -118,6 +119,7 @@ func (rw *rewriter) scanScript() bool {
 			rw.pos, rw.sub = i, st
 			return false
 		case matched: // b[i:] is the end tag, scanned as a tag
+			rw.endInline(i)
 			rw.pos, rw.mode, rw.closing = i, inText, "script"
 			return true
 		}

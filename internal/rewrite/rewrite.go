@@ -102,6 +102,11 @@ type Options struct {
 	// of raw-text elements are never held, whatever their size. 0 means
 	// DefaultMaxTokenBytes.
 	MaxTokenBytes int
+
+	// Inline applies the text rules inside the page (docs/behaviour.md,
+	// "URL rewriting", inline.go): meta content and style attributes,
+	// style elements and JavaScript and JSON scripts.
+	Inline bool
 }
 
 // DefaultMaxTokenBytes is three times the largest token of the 65 corpus
@@ -110,12 +115,15 @@ const DefaultMaxTokenBytes = 2 << 20
 
 // Stats describe what one rewrite did.
 type Stats struct {
-	HeadFound     bool  // a <head> start tag was found and HeadPrepend written
-	Oversize      bool  // a tag exceeded MaxTokenBytes; the rest was copied as is
-	BodyEndFound  bool  // a </body> end tag was found
-	URLsRewritten int   // attribute values changed
-	InBytes       int64 // bytes consumed from the source
-	OutBytes      int64 // bytes written to the destination
+	HeadFound     bool // a <head> start tag was found and HeadPrepend written
+	Oversize      bool // a tag exceeded MaxTokenBytes; the rest was copied as is
+	BodyEndFound  bool // a </body> end tag was found
+	URLsRewritten int  // attribute values changed
+	// InlineRewritten counts origin references replaced inside style and
+	// script elements (Options.Inline).
+	InlineRewritten int
+	InBytes         int64 // bytes consumed from the source
+	OutBytes        int64 // bytes written to the destination
 
 	// BodyEndSkipped names the element (textarea, plaintext, script, ...)
 	// whose raw text or RCDATA the page ended in, without </body>: BodyEnd
@@ -149,6 +157,7 @@ type rewriter struct {
 	// charset declaration has been seen.
 	holding, charsetSeen bool
 	held                 []byte
+	inl                  inlineText // the style or script element under the text rules
 	scanner
 }
 
@@ -178,7 +187,7 @@ func rewritePage(dst io.Writer, src io.Reader, opts *Options, quirks bool) (Stat
 // reset prepares a pooled rewriter for one page.
 func (rw *rewriter) reset(dst io.Writer, opts *Options, quirks bool) {
 	rw.dst, rw.opts, rw.stats, rw.err = dst, opts, Stats{}, nil
-	rw.holding, rw.charsetSeen, rw.held = false, false, rw.held[:0]
+	rw.holding, rw.charsetSeen, rw.held, rw.inl = false, false, rw.held[:0], inlineText{}
 	rw.hosts.reset(opts.OriginHost, opts.RequestHost, opts.RequestScheme)
 	rw.bodyEndDone = opts.BodyEnd == nil
 	maxTok := opts.MaxTokenBytes
@@ -252,6 +261,9 @@ func (rw *rewriter) rewriteAttrs(raw []byte) []byte {
 			continue
 		}
 		kind := classifyAttr(raw[a.nameStart:a.nameEnd])
+		if kind == kindNone && rw.opts.Inline {
+			kind = classifyInlineAttr(raw[a.nameStart:a.nameEnd])
+		}
 		if kind == kindNone {
 			continue
 		}

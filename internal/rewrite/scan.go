@@ -60,7 +60,7 @@ func (rw *rewriter) run(src io.Reader) error {
 		if rw.err != nil {
 			return rw.err
 		}
-		rw.compact(hold)
+		rw.compact(min(hold, rw.done)) // inline.go may keep a tail unwritten
 		m, rerr := readSome(src, rw.buf[rw.n:])
 		rw.n += m
 		rw.stats.InBytes += int64(m)
@@ -72,6 +72,7 @@ func (rw *rewriter) run(src io.Reader) error {
 		if rw.mode == inTag && rw.n-rw.tokStart >= rw.maxTok {
 			rw.stats.Oversize = true
 		}
+		rw.endInline(rw.n)
 		rw.flush(rw.n)
 		if rw.holding {
 			rw.releaseHead(false)
@@ -129,7 +130,9 @@ func (rw *rewriter) flush(end int) {
 	if rw.holding && rw.inputOffset(end) > prescanBytes {
 		rw.releaseHead(false) // no charset declaration in the prescan window
 	}
-	if end > rw.done {
+	if end > rw.done && rw.inl.kind != kindNone {
+		rw.flushInline(end, false)
+	} else if end > rw.done {
 		rw.write(rw.buf[rw.done:end])
 		rw.done = end
 	}

@@ -43,7 +43,7 @@ func (rw *rewriter) scanTag() bool {
 			if rw.urlValue >= 0 { // the previous URL value was unquoted
 				rw.checkURLValue(rw.urlValue, i)
 			}
-			if len(rw.hosts.hostB) > 0 && urlAttrName(b[rw.tokStart:i-1]) {
+			if len(rw.hosts.hostB) > 0 && (urlAttrName(b[rw.tokStart:i-1]) || rw.opts.Inline && inlineAttrName(b[rw.tokStart:i-1])) {
 				rw.urlValue = i
 			}
 			st = tBeforeValue
@@ -106,7 +106,11 @@ func (rw *rewriter) tagDone(end int) {
 		}
 	case atom.Script:
 		s.mode, s.sub = inScript, sData
-	case atom.Style, atom.Xmp, atom.Iframe, atom.Noembed, atom.Noframes, atom.Noscript, atom.Textarea, atom.Title:
+		rw.startInline(raw, end, a)
+	case atom.Style:
+		s.mode, s.rawName = inRawText, "style"
+		rw.startInline(raw, end, a)
+	case atom.Xmp, atom.Iframe, atom.Noembed, atom.Noframes, atom.Noscript, atom.Textarea, atom.Title:
 		s.mode, s.rawName = inRawText, a.String()
 	case atom.Plaintext:
 		s.mode = inPlaintext

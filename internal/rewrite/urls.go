@@ -58,6 +58,9 @@ type hostRewriter struct {
 	// repl[bareAt:] the bare requestHost.
 	repl          []byte
 	relAt, bareAt int
+	// esc is the JSON-escaped scheme:\/\/requestHost of the text rules
+	// (text.go); esc[relAt:] is \/\/requestHost.
+	esc []byte
 	// plainName: every byte of name is an ASCII host character, so no
 	// character reference without a semicolon (which decode to U+00A0–U+00FF
 	// or to & < > ") can produce part of it (see refsMayMakeHost).
@@ -71,6 +74,7 @@ func (h *hostRewriter) reset(originHost, requestHost, scheme string) {
 	h.hostB = append(h.hostB[:0], h.name...)
 	h.repl = append(append(append(h.repl[:0], scheme...), "://"...), requestHost...)
 	h.relAt, h.bareAt = len(scheme)+1, len(scheme)+3
+	h.esc = append(append(append(h.esc[:0], scheme...), `:\/\/`...), requestHost...)
 	h.plainName = true
 	for i := 0; i < len(h.name); i++ {
 		if c := h.name[i]; !isHostChar(c) && c != ':' && c != '[' && c != ']' {
@@ -214,6 +218,9 @@ func (h *hostRewriter) match(v []byte, last, at int, kind attrKind) (from, to in
 func (h *hostRewriter) rewrite(dst, v []byte, kind attrKind) ([]byte, bool) {
 	if len(h.hostB) == 0 {
 		return dst, false
+	}
+	if isTextKind(kind) {
+		return h.rewriteTextValue(dst, v, kind)
 	}
 	start, last, changed := len(dst), 0, false
 	for i := 0; i < len(v); {

@@ -35,6 +35,9 @@ func newRecordingOrigin(t *testing.T) *recordingOrigin {
 		o.mu.Lock()
 		o.paths = append(o.paths, r.URL.Path+" "+string(b))
 		o.mu.Unlock()
+		// Passed through with its length (text would be rewritten, and
+		// lose it), so an HTTP/1.0 connection stays open for the next.
+		w.Header().Set("Content-Type", "application/octet-stream")
 		io.WriteString(w, "ok")
 	}))
 	t.Cleanup(o.srv.Close)

@@ -1,0 +1,98 @@
+package proxy
+
+import (
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/rewrite"
+)
+
+// textKind is which rules the pipeline applies to a response body: the
+// HTML rewrite (the zero value), or the text rules of
+// docs/behaviour.md, "Text responses".
+type textKind uint8
+
+const (
+	textHTML   textKind = iota
+	textOther           // CSS, JSON, XML and other text: bare hosts at host-name boundaries
+	textScript          // JavaScript: bare hosts only in string literals
+)
+
+// textTypes is publisher.rewrite_content_types, validated: media types and
+// "type/*" wildcards, lower case. Empty rewrites no text response.
+type textTypes []string
+
+// kindOf says whether a response of this Content-Type gets the text rules,
+// and which. HTML is the HTML pipeline's, and React Server Components
+// payloads are never rewritten: their rows carry byte lengths
+// (docs/decisions.md, "RSC payloads pass through").
+func (t textTypes) kindOf(contentType string) (textKind, bool) {
+	if len(t) == 0 || contentType == "" {
+		return 0, false
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt, _, _ = strings.Cut(contentType, ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+	}
+	if mt == "text/html" || mt == config.RSCContentType {
+		return 0, false
+	}
+	major, _, _ := strings.Cut(mt, "/")
+	for _, want := range t {
+		if want == mt || strings.HasSuffix(want, "/*") && want[:len(want)-2] == major {
+			if isScriptType(mt) {
+				return textScript, true
+			}
+			return textOther, true
+		}
+	}
+	return 0, false
+}
+
+// isScriptType reports the JavaScript media types (RFC 9239 §6: the
+// current one and those it made obsolete).
+func isScriptType(mt string) bool {
+	switch mt {
+	case "text/javascript", "application/javascript", "application/x-javascript",
+		"application/ecmascript", "text/ecmascript", "text/x-javascript":
+		return true
+	}
+	return false
+}
+
+// classifyResponse is classify, with a text response of
+// publisher.rewrite_content_types moved from pass-through to the pipeline,
+// as upstream streams every processable content type (trusted-server-core
+// publisher.rs, classify_response_route and is_processable_content_type).
+// A 206 stays as it is: a part of the origin's bytes cannot be rewritten
+// on its own, and the pass-through answer is the origin's own.
+func (g *Guest) classifyResponse(method string, resp *http.Response) (route, compress.Coding, textKind) {
+	rt, coding := classify(method, resp)
+	if rt != routePassThrough || resp.StatusCode == http.StatusPartialContent {
+		return rt, coding, textHTML
+	}
+	kind, ok := g.textTypes.kindOf(resp.Header.Get("Content-Type"))
+	if !ok {
+		return rt, coding, textHTML
+	}
+	c, _, supported := contentCoding(resp.Header)
+	if !supported {
+		return routeUnsupported, "", textHTML
+	}
+	return routePipeline, c, kind
+}
+
+// rewriteText is the pipeline's rewrite step for a text response.
+func (p *pipeline) rewriteText() (rewrite.Stats, error) {
+	st, err := rewrite.RewriteText(p.front, p.dec, &rewrite.TextOptions{
+		OriginHost:    p.g.originHost,
+		RequestHost:   p.x.view.host,
+		RequestScheme: p.x.view.scheme,
+		Script:        p.x.text == textScript,
+	})
+	return rewrite.Stats{URLsRewritten: st.Rewritten, InBytes: st.InBytes, OutBytes: st.OutBytes}, err
+}

@@ -1,0 +1,103 @@
+package rewrite
+
+import (
+	"bytes"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+func rewriteInline(t *testing.T, page string, inline bool, src func(string) *splitReader) (string, Stats) {
+	t.Helper()
+	var out bytes.Buffer
+	o := &Options{OriginHost: "origin.pub.example", RequestHost: "www.pub.example", RequestScheme: "https", Inline: inline}
+	var r interface{ Read([]byte) (int, error) } = strings.NewReader(page)
+	if src != nil {
+		r = src(page)
+	}
+	st, err := Rewrite(&out, r, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), st
+}
+
+func TestInlineRules(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"og image", `<meta property="og:image" content="https://origin.pub.example/a.png">`,
+			`<meta property="og:image" content="https://www.pub.example/a.png">`},
+		{"twitter url list", `<meta name="twitter:image" content="//origin.pub.example/a.png, https://ORIGIN.pub.example/b.png">`,
+			`<meta name="twitter:image" content="//www.pub.example/a.png, https://www.pub.example/b.png">`},
+		{"refresh", `<meta http-equiv="refresh" content="0; url=http://origin.pub.example/next">`,
+			`<meta http-equiv="refresh" content="0; url=https://www.pub.example/next">`},
+		{"meta prose bare host kept", `<meta name="description" content="origin.pub.example news">`,
+			`<meta name="description" content="origin.pub.example news">`},
+		{"style attribute", `<div style="background:url('https://origin.pub.example/b.png')">`,
+			`<div style="background:url('https://www.pub.example/b.png')">`},
+		{"style attribute entity", `<div style="background:url(&quot;//origin.pub.example/b.png&quot;)">`,
+			`<div style="background:url(&quot;//www.pub.example/b.png&quot;)">`},
+		{"style element", `<style>a{b:url(//origin.pub.example/x.png)} @import "origin.pub.example/y.css";</style>`,
+			`<style>a{b:url(//www.pub.example/x.png)} @import "www.pub.example/y.css";</style>`},
+		{"json-ld", `<script type="application/ld+json">{"url":"https:\/\/origin.pub.example\/","logo":"https://origin.pub.example/l.png"}</script>`,
+			`<script type="application/ld+json">{"url":"https:\/\/www.pub.example\/","logo":"https://www.pub.example/l.png"}</script>`},
+		{"inline script strings", `<script>var a="https://origin.pub.example/x", h='origin.pub.example', c=n/origin.pub.example;</script>`,
+			`<script>var a="https://www.pub.example/x", h='www.pub.example', c=n/origin.pub.example;</script>`},
+		{"module script", `<script type=module>import x from "//origin.pub.example/m.js"</script>`,
+			`<script type=module>import x from "//www.pub.example/m.js"</script>`},
+		{"template script left alone", `<script type="text/template"><a href="https://origin.pub.example/"></script>`,
+			`<script type="text/template"><a href="https://origin.pub.example/"></script>`},
+		{"escaped script", `<script><!-- document.write("<script>u='https://origin.pub.example/'</script>") --></script>`,
+			`<script><!-- document.write("<script>u='https://www.pub.example/'</script>") --></script>`},
+		{"unterminated script", `<script>u="https://origin.pub.example`, `<script>u="https://www.pub.example`},
+		{"textarea untouched", `<textarea>https://origin.pub.example/</textarea>`, `<textarea>https://origin.pub.example/</textarea>`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := rewriteInline(t, tc.in, true, nil)
+			if got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+			for seed := int64(0); seed < 20; seed++ {
+				split, _ := rewriteInline(t, tc.in, true, func(s string) *splitReader { return &splitReader{s: s, rng: rand.New(rand.NewSource(seed))} })
+				if split != got {
+					t.Fatalf("seed %d: output depends on the reads: %q", seed, split)
+				}
+			}
+			off, _ := rewriteInline(t, tc.in, false, nil)
+			if want, _ := rewriteInline(t, tc.in, false, nil); off != want || strings.Contains(tc.name, "script") && strings.Contains(off, "www.pub.example") {
+				t.Errorf("with Inline off the rules still ran: %q", off)
+			}
+		})
+	}
+}
+
+// TestInlineCountsForOriginHost: a page that names the origin only in a
+// script is not a page without the origin host.
+func TestInlineCountsForOriginHost(t *testing.T) {
+	_, st := rewriteInline(t, `<script>u="https://origin.pub.example/"</script>`, true, nil)
+	if st.InlineRewritten != 1 || st.URLsRewritten != 0 {
+		t.Fatalf("stats %+v, want one inline rewrite", st)
+	}
+}
+
+// FuzzInlineText: the content of a script or style element is rewritten as
+// refText rewrites it alone, however the page is split into reads.
+func FuzzInlineText(f *testing.F) {
+	for i, s := range textSeeds {
+		f.Add(s, int64(i), uint8(i))
+	}
+	f.Fuzz(func(t *testing.T, body string, seed int64, which uint8) {
+		body = strings.ReplaceAll(body, "<", "") // the element's end is not what is tested here
+		open := []string{"<script>", `<script type="application/ld+json">`, "<style>"}[int(which)%3]
+		close := "</" + open[1:6] + ">"
+		if open == "<style>" {
+			close = "</style>"
+		}
+		page := "<p>" + open + body + close + "<p>"
+		want := "<p>" + open + refText(body, "origin.pub.example", "www.pub.example", "https", open == "<script>") + close + "<p>"
+		got, _ := rewriteInline(t, page, true, func(s string) *splitReader { return &splitReader{s: s, rng: rand.New(rand.NewSource(seed))} })
+		if got != want {
+			t.Fatalf("page %q:\n got %q\nwant %q", page, got, want)
+		}
+	})
+}

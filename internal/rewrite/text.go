@@ -1,0 +1,231 @@
+package rewrite
+
+// Text rules (docs/behaviour.md, "URL rewriting", "Text responses"): the
+// origin host in CSS, JavaScript, JSON, XML and other text, in text
+// responses and, inside HTML, in style and meta content attributes and in
+// the content of style and script elements. They are the attribute rules
+// with a host anywhere in the text, the JSON-escaped forms (https:\/\/host,
+// \/\/host) and a host-name boundary after the host instead of a URL
+// delimiter. Upstream rewrites every processable text response
+// (trusted-server-core publisher.rs, is_processable_content_type;
+// streaming_replacer.rs, create_url_replacer) and bare hosts only at
+// host-name boundaries (host_rewrite.rs, rewrite_bare_host_at_boundaries).
+
+const (
+	// kindContent: <meta content>: scheme-qualified and protocol-relative
+	// forms anywhere (an og:image URL, a URL list, "0; url=..." of
+	// refresh), never a bare host, which there is a site's name in prose.
+	kindContent attrKind = 16 + iota
+	// kindCSS: style attributes and elements, CSS, JSON, XML and other
+	// text: also a bare host at a host-name boundary.
+	kindCSS
+	// kindScript: JavaScript, where a bare host at a boundary may be code
+	// ("x/example.com" divides by a member chain): a bare host only right
+	// after a quote, which starts a string or template literal.
+	kindScript
+)
+
+const (
+	// textLookbehind is the longest form before the host, "https:\/\/":
+	// a match starts at most this many bytes before the host name.
+	textLookbehind = len(`https:\/\/`)
+	// maxPortDigits: a port written with this many digits is no port of
+	// the rules (portOK compares with at most five), so the decision never
+	// needs more of the text.
+	maxPortDigits = 6
+)
+
+func isTextKind(k attrKind) bool { return k >= kindContent }
+
+// textLookahead is how many bytes after a host's first byte decide it: the
+// name, ':', the port digits and the byte after them.
+func (h *hostRewriter) textLookahead() int { return len(h.hostB) + 1 + maxPortDigits + 1 }
+
+// bareAllowed reports whether a bare host after the byte b (0 at the start
+// of a text) may be rewritten. After a host character or ':' it is part of
+// a longer name or an authority ("cdn.origin.example", "a:origin.example");
+// after '@' it is a mail address's domain, not a URL.
+func bareAllowed(b byte, kind attrKind) bool {
+	switch kind {
+	case kindCSS:
+		return !isHostChar(b) && b != ':' && b != '@'
+	case kindScript:
+		return b == '"' || b == '\'' || b == '`'
+	}
+	return false
+}
+
+// endsText reports whether c ends a host in text: anything that cannot
+// continue a host name (a quote, ')', '<', '\\', '/', white space...).
+func endsText(c byte) bool { return !isHostChar(c) && c != ':' }
+
+// matchText is match for the text kinds. prev is the byte before v[0] (0
+// at the start of a text). more reports that v ends before the match can
+// be decided; it is never set when final.
+func (h *hostRewriter) matchText(v []byte, last, at int, kind attrKind, prev byte, final bool) (from, to int, repl []byte, ok, more bool) {
+	prefix := v[last:at]
+	var f urlForm
+	switch {
+	case endsWithFold(prefix, "https://"):
+		f, from, repl = formHTTPS, at-len("https://"), h.repl
+	case endsWithFold(prefix, "http://"):
+		f, from, repl = formHTTP, at-len("http://"), h.repl
+	case endsWithFold(prefix, `https:\/\/`):
+		f, from, repl = formHTTPS, at-len(`https:\/\/`), h.esc
+	case endsWithFold(prefix, `http:\/\/`):
+		f, from, repl = formHTTP, at-len(`http:\/\/`), h.esc
+	case endsWithFold(prefix, "//"):
+		f, from, repl = formRelative, at-len("//"), h.repl[h.relAt:]
+	case endsWithFold(prefix, `\/\/`):
+		f, from, repl = formRelative, at-len(`\/\/`), h.esc[h.relAt:]
+	default:
+		b := prev
+		if at > 0 {
+			b = v[at-1]
+		}
+		if !bareAllowed(b, kind) {
+			return 0, 0, nil, false, false
+		}
+		f, from, repl = formBare, at, h.repl[h.bareAt:]
+	}
+	to = at + len(h.hostB)
+	if to < len(v) && v[to] == ':' {
+		p := to + 1
+		for p < len(v) && p-to-1 < maxPortDigits && v[p] >= '0' && v[p] <= '9' {
+			p++
+		}
+		if p == len(v) && !final {
+			return 0, 0, nil, false, true
+		}
+		if p-to-1 == maxPortDigits || !h.portOK(v[to+1:p], f) {
+			return 0, 0, nil, false, false
+		}
+		to = p
+	} else if to == len(v) && !final {
+		return 0, 0, nil, false, true
+	} else if h.port != "" {
+		return 0, 0, nil, false, false
+	}
+	if to == len(v) {
+		if !final {
+			return 0, 0, nil, false, true
+		}
+		return from, to, repl, true, false
+	}
+	return from, to, repl, endsText(v[to]), false
+}
+
+// textSink takes the output of textRun.
+type textSink interface{ write(p []byte) }
+
+// textRun applies the text rules to v, which continues a text whose byte
+// before v[0] is prev and which is not written yet, and writes the result
+// to sink. Hosts starting before skip were decided by the previous call.
+// Unless final (v ends the text), it keeps back a tail that a later byte
+// may make part of a match, and returns how much of v it consumed and the
+// skip of the next call: the caller passes v[consumed:] again, followed by
+// more text. The tail is shorter than textLookbehind+textLookahead, and it
+// starts either where a replacement ended or at least textLookbehind bytes
+// before any host not yet decided, so that no form before a host is cut
+// in two.
+func (h *hostRewriter) textRun(sink textSink, v []byte, kind attrKind, prev byte, skip int, final bool) (consumed, nextSkip, changed int) {
+	last, pending := 0, -1
+	i := skip
+	for i < len(v) {
+		j := indexFold(v[i:], h.hostB)
+		if j < 0 {
+			// No host starts in v[i:len(v)-len(name)+1].
+			i = max(i, len(v)-len(h.hostB)+1)
+			break
+		}
+		at := i + j
+		from, to, repl, ok, more := h.matchText(v, last, at, kind, prev, final)
+		if more {
+			pending, i = at, at
+			break
+		}
+		i = at + len(h.hostB)
+		if !ok {
+			continue
+		}
+		sink.write(v[last:from])
+		sink.write(repl)
+		last, i = to, to
+		changed++
+	}
+	if final {
+		sink.write(v[last:])
+		return len(v), 0, changed
+	}
+	var cut int
+	if pending >= 0 {
+		cut = pending - textLookbehind
+	} else {
+		// A host not found yet starts at len(v)-len(name)+1 or later, and
+		// its match at most textLookbehind bytes before that. Only a tail
+		// that may begin one is kept, so that a text that names no origin
+		// streams as it arrives.
+		cut = h.holdFrom(v, len(v)-len(h.hostB)+1-textLookbehind)
+	}
+	if cut < last {
+		cut = last
+	}
+	sink.write(v[last:cut])
+	return cut, max(0, i-cut), changed
+}
+
+// textForms are the forms a host may follow in text, lower case.
+var textForms = [...]string{"https://", "http://", `https:\/\/`, `http:\/\/`, "//", `\/\/`, ""}
+
+// holdFrom is the first k from start on where v[k:] may begin a match
+// that continues after v: a prefix, in any letter case, of a form
+// followed by the host name. It is len(v) when there is none.
+func (h *hostRewriter) holdFrom(v []byte, start int) int {
+	for k := max(start, 0); k < len(v); k++ {
+		c := lower(v[k])
+		if c != 'h' && c != '/' && c != '\\' && c != h.hostB[0] {
+			continue
+		}
+		for _, f := range textForms {
+			if prefixOfFormHost(v[k:], f, h.hostB) {
+				return k
+			}
+		}
+	}
+	return len(v)
+}
+
+// prefixOfFormHost reports whether t is, in any letter case, a proper
+// prefix of form followed by name.
+func prefixOfFormHost(t []byte, form string, name []byte) bool {
+	if len(t) >= len(form)+len(name) {
+		return false // the whole host is in t: found, and decided, by textRun
+	}
+	for i, c := range t {
+		w := byte(0)
+		if i < len(form) {
+			w = form[i]
+		} else {
+			w = name[i-len(form)]
+		}
+		if lower(c) != w {
+			return false
+		}
+	}
+	return true
+}
+
+// appendSink collects textRun's output in a slice.
+type appendSink struct{ b []byte }
+
+func (s *appendSink) write(p []byte) { s.b = append(s.b, p...) }
+
+// rewriteTextValue is rewrite for the text kinds: a whole attribute value.
+func (h *hostRewriter) rewriteTextValue(dst, v []byte, kind attrKind) ([]byte, bool) {
+	s := appendSink{b: dst}
+	start := len(dst)
+	if _, _, n := h.textRun(&s, v, kind, 0, 0, true); n == 0 {
+		return dst[:start], false
+	}
+	return s.b, true
+}

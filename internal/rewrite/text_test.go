@@ -1,0 +1,286 @@
+package rewrite
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+// refText is the text rules (docs/behaviour.md, "Text responses") written
+// plainly on strings, sharing nothing with text.go: it looks at the whole
+// text at once, and reads a port's digits however many there are.
+func refText(text, origin, reqHost, scheme string, script bool) string {
+	name, port := origin, ""
+	if i := strings.LastIndex(origin, ":"); i >= 0 && !strings.Contains(origin[i:], "]") {
+		name, port = origin[:i], origin[i+1:]
+	}
+	name = asciiLowerRef(name)
+	low := asciiLowerRef(text)
+	hostChar := func(c byte) bool {
+		return strings.IndexByte("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._", c) >= 0
+	}
+	full, esc := scheme+"://"+reqHost, scheme+`:\/\/`+reqHost
+	forms := []struct{ prefix, repl, scheme string }{
+		{"https://", full, "https"}, {"http://", full, "http"},
+		{`https:\/\/`, esc, "https"}, {`http:\/\/`, esc, "http"},
+		{"//", "//" + reqHost, ""}, {`\/\/`, `\/\/` + reqHost, ""},
+	}
+	var out strings.Builder
+	last, i := 0, 0
+	for {
+		k := strings.Index(low[i:], name)
+		if k < 0 {
+			break
+		}
+		at := i + k
+		i = at + len(name)
+		from, repl, sch, found := 0, "", "", false
+		for _, f := range forms {
+			if strings.HasSuffix(low[last:at], f.prefix) {
+				from, repl, sch, found = at-len(f.prefix), f.repl, f.scheme, true
+				break
+			}
+		}
+		if !found {
+			var prev byte
+			if at > 0 {
+				prev = text[at-1]
+			}
+			ok := !hostChar(prev) && prev != ':' && prev != '@'
+			if script {
+				ok = prev == '"' || prev == '\'' || prev == '`'
+			}
+			if !ok {
+				continue
+			}
+			from, repl, sch = at, reqHost, "bare"
+		}
+		to := at + len(name)
+		if to < len(text) && text[to] == ':' {
+			p := to + 1
+			for p < len(text) && text[p] >= '0' && text[p] <= '9' {
+				p++
+			}
+			got := text[to+1 : p]
+			var portOK bool
+			switch {
+			case port != "":
+				portOK = got == port
+			case sch == "https":
+				portOK = got == "443"
+			case sch == "http":
+				portOK = got == "80"
+			default:
+				portOK = got == "443" || got == "80"
+			}
+			if !portOK {
+				continue
+			}
+			to = p
+		} else if port != "" {
+			continue
+		}
+		if to < len(text) && (hostChar(text[to]) || text[to] == ':') {
+			continue
+		}
+		out.WriteString(text[last:from])
+		out.WriteString(repl)
+		last, i = to, to
+	}
+	out.WriteString(text[last:])
+	return out.String()
+}
+
+func asciiLowerRef(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 32
+		}
+	}
+	return string(b)
+}
+
+// splitReader returns s in reads of random sizes from 1 to 40 bytes.
+type splitReader struct {
+	s   string
+	rng *rand.Rand
+}
+
+func (r *splitReader) Read(p []byte) (int, error) {
+	if len(r.s) == 0 {
+		return 0, io.EOF
+	}
+	n := min(1+r.rng.Intn(40), len(p), len(r.s))
+	copy(p, r.s[:n])
+	r.s = r.s[n:]
+	return n, nil
+}
+
+var textSeeds = []string{
+	"", "origin.pub.example", `{"url":"https:\/\/origin.pub.example\/a.png"}`,
+	`a{background:url(//ORIGIN.pub.example/i.png)}`, "see https://origin.pub.example:443/x",
+	"http://origin.pub.example:80/ http://origin.pub.example:443/ //origin.pub.example:8080/",
+	"cdn.origin.pub.example origin.pub.example.evil mail@origin.pub.example a:origin.pub.example",
+	`var u="origin.pub.example/x", v=example.origin.pub.example, w='origin.pub.example'`,
+	"https://origin.pub.exampleorigin.pub.example", "origin.pub.example:0000000443/",
+	"https://i0.wp.com/origin.pub.example/a.png", "<loc>https://origin.pub.example/</loc>",
+	"HTTPS://Origin.Pub.Example/", `http:\/\/origin.pub.example`, `\/\/origin.pub.example\/`,
+}
+
+// textCase is one configuration the text rules run in.
+type textCase struct {
+	origin string
+	script bool
+}
+
+var textCases = []textCase{
+	{"origin.pub.example", false}, {"origin.pub.example", true}, {"origin.pub.example:8080", false},
+}
+
+func rewriteTextString(t *testing.T, in string, c textCase, src io.Reader) string {
+	t.Helper()
+	var out bytes.Buffer
+	o := &TextOptions{OriginHost: c.origin, RequestHost: "www.pub.example:8443", RequestScheme: "https", Script: c.script}
+	if _, err := RewriteText(&out, src, o); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// FuzzTextRewrite compares RewriteText, read in random splits, with
+// refText on the whole text.
+func FuzzTextRewrite(f *testing.F) {
+	for i, s := range textSeeds {
+		f.Add(s, int64(i), uint8(i))
+	}
+	f.Fuzz(func(t *testing.T, in string, seed int64, which uint8) {
+		c := textCases[int(which)%len(textCases)]
+		want := refText(in, c.origin, "www.pub.example:8443", "https", c.script)
+		got := rewriteTextString(t, in, c, &splitReader{s: in, rng: rand.New(rand.NewSource(seed))})
+		if got != want {
+			t.Fatalf("in %q (%+v):\n got %q\nwant %q", in, c, got, want)
+		}
+	})
+}
+
+func TestTextRules(t *testing.T) {
+	const o = "origin.pub.example"
+	tests := []struct {
+		name, in, want string
+		c              textCase
+	}{
+		{"css url", "a{b:url(https://origin.pub.example/i.png)}", "a{b:url(https://www.pub.example:8443/i.png)}", textCase{o, false}},
+		{"json escaped", `{"u":"https:\/\/origin.pub.example\/a"}`, `{"u":"https:\/\/www.pub.example:8443\/a"}`, textCase{o, false}},
+		{"letter case", "HTTP://ORIGIN.PUB.EXAMPLE/", "https://www.pub.example:8443/", textCase{o, false}},
+		{"default port named", "https://origin.pub.example:443/", "https://www.pub.example:8443/", textCase{o, false}},
+		{"other port kept", "https://origin.pub.example:8080/", "https://origin.pub.example:8080/", textCase{o, false}},
+		{"longer host kept", "https://origin.pub.example.evil/ cdn.origin.pub.example", "https://origin.pub.example.evil/ cdn.origin.pub.example", textCase{o, false}},
+		{"mail kept", "ads@origin.pub.example", "ads@origin.pub.example", textCase{o, false}},
+		{"bare in path", "https://i0.wp.com/origin.pub.example/a.png", "https://i0.wp.com/www.pub.example:8443/a.png", textCase{o, false}},
+		{"script bare in string", `h="origin.pub.example";x/origin.pub.example`, `h="www.pub.example:8443";x/origin.pub.example`, textCase{o, true}},
+		{"origin on a port", "//origin.pub.example:8080/a origin.pub.example/b", "//www.pub.example:8443/a origin.pub.example/b", textCase{o + ":8080", false}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := rewriteTextString(t, tc.in, tc.c, strings.NewReader(tc.in)); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+			if ref := refText(tc.in, tc.c.origin, "www.pub.example:8443", "https", tc.c.script); ref != tc.want {
+				t.Errorf("reference disagrees with the table: %q", ref)
+			}
+		})
+	}
+}
+
+// TestTextRewriteHoldsOnlyATail: a text read one byte at a time is written
+// as it arrives but for a tail shorter than one host reference; it is never
+// held whole. The request host has the origin's length, so input and output
+// offsets line up.
+func TestTextRewriteHoldsOnlyATail(t *testing.T) {
+	in := strings.Repeat("x https://origin.pub.example/a \\/\\/origin.pub.example ", 500)
+	w := &bytes.Buffer{}
+	r := &lagReader{s: in, w: w, bound: textLookbehind + len("origin.pub.example") + maxPortDigits + 2}
+	if _, err := RewriteText(w, r, &TextOptions{OriginHost: "origin.pub.example", RequestHost: "proxyy.pub.example", RequestScheme: "https"}); err != nil {
+		t.Fatal(err)
+	}
+	if r.err != "" {
+		t.Fatal(r.err)
+	}
+	if want := strings.ReplaceAll(in, "origin.", "proxyy."); w.String() != want {
+		t.Fatalf("output differs from the input with the host replaced")
+	}
+}
+
+// lagReader gives one byte per Read, and notes when more than bound bytes
+// it gave have not been written to w.
+type lagReader struct {
+	s     string
+	read  int
+	w     *bytes.Buffer
+	bound int
+	err   string
+}
+
+func (r *lagReader) Read(p []byte) (int, error) {
+	if lag := r.read - r.w.Len(); lag > r.bound && r.err == "" {
+		r.err = fmt.Sprintf("held %d bytes", lag)
+	}
+	if r.read == len(r.s) {
+		return 0, io.EOF
+	}
+	p[0] = r.s[r.read]
+	r.read++
+	return 1, nil
+}
+
+// TestTextRejectedHostNotDecidedAgain: a host that was refused ("http://"
+// with port 443) is not decided again after a read boundary, where the
+// scheme before it would be out of sight and it would pass as bare.
+func TestTextRejectedHostNotDecidedAgain(t *testing.T) {
+	for _, in := range textSeeds {
+		for _, c := range textCases {
+			want := refText(in, c.origin, "www.pub.example:8443", "https", c.script)
+			for n := 1; n <= 40; n++ {
+				got := rewriteTextString(t, in, c, &fixedReader{s: in, n: n})
+				if got != want {
+					t.Fatalf("reads of %d bytes, %q (%+v):\n got %q\nwant %q", n, in, c, got, want)
+				}
+			}
+		}
+	}
+}
+
+// fixedReader returns s in reads of n bytes.
+type fixedReader struct {
+	s string
+	n int
+}
+
+func (r *fixedReader) Read(p []byte) (int, error) {
+	if len(r.s) == 0 {
+		return 0, io.EOF
+	}
+	k := min(r.n, len(p), len(r.s))
+	copy(p, r.s[:k])
+	r.s = r.s[k:]
+	return k, nil
+}
+
+// TestTextStreamsWhatCannotBeginAMatch: bytes that cannot begin an origin
+// reference are written before the next read, so a slow text streams
+// (the daemon's graceful-shutdown test sends half a body and waits).
+func TestTextStreamsWhatCannotBeginAMatch(t *testing.T) {
+	in := "first half of a slow body; second half, sent later; "
+	w := &bytes.Buffer{}
+	r := &lagReader{s: in, w: w, bound: 1} // one byte: "h" may begin "https://", "o" the host
+	if _, err := RewriteText(w, r, &TextOptions{OriginHost: "origin.pub.example", RequestHost: "w.example", RequestScheme: "https"}); err != nil {
+		t.Fatal(err)
+	}
+	if r.err != "" || w.String() != in {
+		t.Fatalf("%s; output %q", r.err, w.String())
+	}
+}
