@@ -11,13 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/config"
+	assemble "github.com/ssatd/ssatd/internal/daemon"
 	"github.com/ssatd/ssatd/internal/proxy"
 	"github.com/ssatd/ssatd/internal/server"
 )
@@ -97,26 +96,12 @@ const handlerCutWait = 5 * time.Second
 
 func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
 	log = redactLogs(log, cfg)
-	g, err := proxy.New(cfg, proxy.Options{Logger: log, Bundle: bundle.JS()})
+	d := &daemon{cfg: cfg, log: log}
+	p, err := assemble.Assemble(cfg, log, assemble.Options{Ready: d.readiness, Wrap: d.counted})
 	if err != nil {
 		return nil, err
 	}
-	d := &daemon{cfg: cfg, log: log, guest: g}
-	handler, err := server.ClientHandler(cfg, g)
-	if err != nil {
-		return nil, err
-	}
-	counted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d.handlers.Add(1)
-		defer d.handlers.Done()
-		handler.ServeHTTP(w, r)
-	})
-	d.client = server.New(cfg, counted, zap.NewStdLog(log.Named("http")))
-	d.admin = &http.Server{
-		Handler:           d.adminRoutes(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ErrorLog:          zap.NewStdLog(log.Named("admin")),
-	}
+	d.guest, d.client, d.admin = p.Guest, p.Client, p.Admin
 	if cfg.Server.HTTPRedirectListen != "" {
 		d.redirect = &http.Server{
 			ReadHeaderTimeout: cfg.Server.ReadHeaderTimeout.Duration,
@@ -129,28 +114,22 @@ func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
 	return d, nil
 }
 
-func (d *daemon) adminRoutes() http.Handler {
-	r := chi.NewRouter()
-	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = io.WriteString(w, "ok\n")
+// readiness is /readyz: not while starting or draining, and, with
+// server.ready_requires_origin, not while the origin is unreachable.
+func (d *daemon) readiness(ctx context.Context) error {
+	if !d.ready.Load() {
+		return assemble.ErrNotReady
+	}
+	return d.originReady(ctx)
+}
+
+// counted counts the client handlers running (handlers).
+func (d *daemon) counted(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d.handlers.Add(1)
+		defer d.handlers.Done()
+		h.ServeHTTP(w, r)
 	})
-	r.Get("/readyz", func(w http.ResponseWriter, req *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if !d.ready.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = io.WriteString(w, "not ready\n")
-			return
-		}
-		if err := d.originReady(req.Context()); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = io.WriteString(w, "not ready: "+err.Error()+"\n")
-			return
-		}
-		_, _ = io.WriteString(w, "ready\n")
-	})
-	r.Method(http.MethodGet, "/metrics", d.guest.Metrics().Handler())
-	return r
 }
 
 // listeners are the bound sockets; tests pass their own to learn the ports.
@@ -224,11 +203,7 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 			return nil
 		}
 	}
-	if cert := d.cfg.Server.TLSCertificate; cert != nil {
-		g.Go(serve(func() error { return server.ServeTLS(d.client, ls.client, cert) }))
-	} else {
-		g.Go(serve(func() error { return server.Serve(d.client, ls.client) }))
-	}
+	g.Go(serve(func() error { return assemble.ServeClient(d.cfg, d.client, ls.client) }))
 	g.Go(serve(func() error { return d.admin.Serve(ls.admin) }))
 	if d.redirect != nil && ls.redirect != nil {
 		_, port, _ := net.SplitHostPort(ls.client.Addr().String())
