@@ -17,7 +17,8 @@ import (
 const usage = `usage: ssatd <command> [flags]
 
 commands:
-  serve -config FILE          run the daemon (SSATD_CONFIG may name the file)
+  serve -config FILE [-ready-file PATH]
+                              run the daemon (SSATD_CONFIG may name the file)
   config check -config FILE   validate a configuration and print the effective one
   measure -pages DIR | -url URL | -proxy URL -url PATH
                               measure what compression costs (see docs/measuring.md)

@@ -22,7 +22,8 @@ import (
 )
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
-	cfg, _, code := loadConfig("serve", args, stdout, stderr, environ)
+	var readyFile string
+	cfg, _, code := loadConfig("serve", args, stdout, stderr, environ, readyFileFlag(&readyFile))
 	if cfg == nil {
 		return code
 	}
@@ -42,6 +43,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, envi
 		log.Error("start failed", zap.Error(err))
 		return 1
 	}
+	d.readyFile = readyFile
 	if err := d.run(ctx, nil); err != nil {
 		log.Error("stopped with error", zap.Error(err))
 		return 1
@@ -87,6 +89,9 @@ type daemon struct {
 	// handlers counts the client handlers running, so that shutdown can
 	// wait for the ones it cut off to write their access lines.
 	handlers sync.WaitGroup
+	// readyFile is -ready-file: written once the listeners accept,
+	// removed when run returns (readyfile.go).
+	readyFile string
 }
 
 // handlerCutWait bounds how long shutdown waits, after cutting the
@@ -191,7 +196,13 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 		fields = append(fields, zap.String("http_redirect_listen", ls.redirect.Addr().String()))
 	}
 	// Both listeners are bound: connections queue until Serve accepts them,
-	// so readiness holds from here, before the line that says so.
+	// so readiness holds from here, before the line that says so, and the
+	// ready file may name them before Serve runs.
+	if err := d.writeReadyFile(ls); err != nil {
+		ls.close()
+		return err
+	}
+	defer d.removeReadyFile()
 	d.ready.Store(true)
 	d.log.Info("ssatd started", fields...)
 	g, gctx := errgroup.WithContext(ctx)
