@@ -4,16 +4,55 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 
 	"go.uber.org/zap"
+
+	"github.com/ssatd/ssatd/internal/config"
 )
 
 // readyFileFlag declares serve's -ready-file.
 func readyFileFlag(path *string) func(*flag.FlagSet) {
 	return func(fs *flag.FlagSet) {
 		fs.StringVar(path, "ready-file", "", "write the bound client and admin addresses to this JSON file once they accept connections; removed on exit (docs/testing.md)")
+	}
+}
+
+// bindZeroPorts binds, before the guest is built, each listen address
+// whose port is 0, and puts the bound address in the configuration: the
+// guest keeps a client's port in links only when server.listen names it
+// (docs/behaviour.md, "URL rewriting"), so it must know the port the
+// system chose. Other addresses are bound by run as usual.
+func bindZeroPorts(cfg *config.Config) (*listeners, error) {
+	ls := &listeners{}
+	for _, l := range []struct {
+		key  string
+		addr *string
+		ln   *net.Listener
+	}{
+		{"server.listen", &cfg.Server.Listen, &ls.client},
+		{"server.admin_listen", &cfg.Server.AdminListen, &ls.admin},
+	} {
+		if _, port, err := net.SplitHostPort(*l.addr); err != nil || port != "0" {
+			continue
+		}
+		ln, err := net.Listen("tcp", *l.addr)
+		if err != nil {
+			ls.closeBound()
+			return nil, fmt.Errorf("listen on %s %q: %w", l.key, *l.addr, err)
+		}
+		*l.ln, *l.addr = ln, ln.Addr().String()
+	}
+	return ls, nil
+}
+
+func (ls *listeners) closeBound() {
+	for _, l := range []net.Listener{ls.client, ls.admin} {
+		if l != nil {
+			_ = l.Close()
+		}
 	}
 }
 

@@ -38,13 +38,19 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, envi
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
-	d, err := newDaemon(cfg, log)
+	ls, err := bindZeroPorts(cfg)
 	if err != nil {
 		log.Error("start failed", zap.Error(err))
 		return 1
 	}
+	d, err := newDaemon(cfg, log)
+	if err != nil {
+		ls.closeBound()
+		log.Error("start failed", zap.Error(err))
+		return 1
+	}
 	d.readyFile = readyFile
-	if err := d.run(ctx, nil); err != nil {
+	if err := d.run(ctx, ls); err != nil {
 		log.Error("stopped with error", zap.Error(err))
 		return 1
 	}
