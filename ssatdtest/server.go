@@ -22,7 +22,8 @@ import (
 // Server is a running ssatd.
 type Server struct {
 	// URL is the client side, where pages are requested:
-	// http://127.0.0.1:PORT, without a trailing slash.
+	// http://127.0.0.1:PORT (https with server.tls_cert), without a
+	// trailing slash.
 	URL string
 	// AdminURL serves /healthz, /readyz and /metrics.
 	AdminURL string
@@ -82,21 +83,25 @@ func newServer(config string, log *zap.Logger) (*Server, error) {
 		client.Close()
 		return nil, fmt.Errorf("listen: %w", err)
 	}
-	p, err := assemble(config, log, client.Addr().String(), admin.Addr().String())
+	cfg, p, err := assemble(config, log, client.Addr().String(), admin.Addr().String())
 	if err != nil {
 		client.Close()
 		admin.Close()
 		return nil, err
 	}
-	s := &Server{URL: "http://" + client.Addr().String(), AdminURL: "http://" + admin.Addr().String(),
+	scheme := "http://"
+	if cfg.Server.TLS() {
+		scheme = "https://"
+	}
+	s := &Server{URL: scheme + client.Addr().String(), AdminURL: "http://" + admin.Addr().String(),
 		parts: p, done: make(chan error, 2)}
-	go s.serve(p.Client, client)
-	go s.serve(p.Admin, admin)
+	go s.serve(func() error { return daemon.ServeClient(cfg, p.Client, client) })
+	go s.serve(func() error { return p.Admin.Serve(admin) })
 	return s, nil
 }
 
-func (s *Server) serve(h *http.Server, l net.Listener) {
-	if err := h.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+func (s *Server) serve(serve func() error) {
+	if err := serve(); !errors.Is(err, http.ErrServerClosed) {
 		s.done <- err
 		return
 	}
@@ -131,10 +136,10 @@ func (s *Server) Close() error {
 // assemble loads the configuration through the daemon's own loader, with
 // the bound addresses set as environment overrides are, so that the guest
 // knows the port its clients use, and builds what `ssatd serve` runs.
-func assemble(text string, log *zap.Logger, listen, adminListen string) (*daemon.Parts, error) {
+func assemble(text string, log *zap.Logger, listen, adminListen string) (*config.Config, *daemon.Parts, error) {
 	f, err := os.CreateTemp("", "ssatdtest-*.toml")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer os.Remove(f.Name())
 	_, err = f.WriteString(text)
@@ -142,14 +147,15 @@ func assemble(text string, log *zap.Logger, listen, adminListen string) (*daemon
 		err = cerr
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg, err := config.Load(f.Name(), []string{
 		config.EnvPrefix + "SERVER_LISTEN=" + listen,
 		config.EnvPrefix + "SERVER_ADMIN_LISTEN=" + adminListen,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return daemon.Assemble(cfg, log, func() bool { return true })
+	p, err := daemon.Assemble(cfg, log, daemon.Options{})
+	return cfg, p, err
 }
