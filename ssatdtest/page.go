@@ -1,15 +1,6 @@
 package ssatdtest
 
-import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"strings"
-
-	"golang.org/x/net/html"
-)
+import "github.com/ssatd/ssatd/internal/pageparse"
 
 // Page is what ssatd put into a page, read back from its HTML.
 type Page struct {
@@ -32,125 +23,41 @@ type Page struct {
 
 // Slot is one declared ad slot, as the client bundle receives it.
 type Slot struct {
-	ID          string         `json:"id"`
-	DivID       string         `json:"div_id"`
-	GAMUnitPath string         `json:"gam_unit_path"`
-	Formats     [][]int        `json:"formats"`
-	Targeting   map[string]any `json:"targeting"`
+	ID          string
+	DivID       string
+	GAMUnitPath string
+	Formats     [][]int // [width, height] pairs
+	Targeting   map[string]any
 }
 
 // Bid is a slot's winning bid, as the client bundle receives it.
 type Bid struct {
-	Bidder      string `json:"hb_bidder"` // the seat
-	PriceBucket string `json:"hb_pb"`     // the price, floored to the configured granularity
-	AdID        string `json:"hb_adid"`   // the bid's id
-	W           int    `json:"w"`
-	H           int    `json:"h"`
-	Adm         string `json:"adm"` // the creative
+	Bidder      string // hb_bidder: the seat
+	PriceBucket string // hb_pb: the price, floored to the configured granularity
+	AdID        string // hb_adid: the bid's id
+	W, H        int
+	Adm         string // the creative
 }
-
-// The two injected scripts start with these (docs/behaviour.md, "SSAT
-// injection"); the JSON follows as a JavaScript string literal.
-const (
-	slotsPrefix = `(window.tsjs=window.tsjs||{}).adSlots=JSON.parse("`
-	bidsPrefix  = `(function(){var t=window.tsjs=window.tsjs||{};var b=JSON.parse("`
-	bundleID    = "trustedserver-js"
-)
 
 // ParsePage reads a decoded page body. It fails when an injected script is
 // there but cannot be read, or appears twice.
 func ParsePage(body []byte) (*Page, error) {
-	p := &Page{}
-	z := html.NewTokenizer(bytes.NewReader(body))
-	inScript := false
-	for {
-		switch z.Next() {
-		case html.ErrorToken:
-			if errors.Is(z.Err(), io.EOF) {
-				return p, nil
-			}
-			return nil, fmt.Errorf("ssatdtest: read page: %w", z.Err())
-		case html.StartTagToken, html.SelfClosingTagToken:
-			tok := z.Token()
-			inScript = tok.Data == "script"
-			p.attrs(tok)
-		case html.EndTagToken:
-			inScript = false
-		case html.TextToken:
-			if inScript {
-				if err := p.script(z.Text()); err != nil {
-					return nil, err
-				}
-			}
+	p, err := pageparse.Parse(body)
+	if err != nil {
+		return nil, err
+	}
+	out := &Page{Bundle: p.Bundle, Links: p.Links}
+	if p.Slots != nil {
+		out.Slots = make([]Slot, len(p.Slots))
+		for i, s := range p.Slots {
+			out.Slots[i] = Slot{ID: s.ID, DivID: s.DivID, GAMUnitPath: s.GAMUnitPath, Formats: s.Formats, Targeting: s.Targeting}
 		}
 	}
-}
-
-func (p *Page) attrs(tok html.Token) {
-	var src, id string
-	var links []string
-	for _, a := range tok.Attr {
-		switch a.Key {
-		case "href", "src", "action":
-			links = append(links, a.Val)
-		case "id":
-			id = a.Val
-		}
-		if a.Key == "src" {
-			src = a.Val
+	if p.Bids != nil {
+		out.Bids = make(map[string]Bid, len(p.Bids))
+		for k, b := range p.Bids {
+			out.Bids[k] = Bid{Bidder: b.Bidder, PriceBucket: b.PriceBucket, AdID: b.AdID, W: b.W, H: b.H, Adm: b.Adm}
 		}
 	}
-	if tok.Data == "script" && id == bundleID && p.Bundle == "" {
-		p.Bundle = src
-		return
-	}
-	p.Links = append(p.Links, links...)
-}
-
-func (p *Page) script(text []byte) error {
-	s := strings.TrimSpace(string(text))
-	switch {
-	case strings.HasPrefix(s, slotsPrefix):
-		if p.Slots != nil {
-			return errors.New("ssatdtest: two ad-slots scripts")
-		}
-		p.Slots = []Slot{}
-		return decodeLiteral(s[len(slotsPrefix):], &p.Slots, "ad slots")
-	case strings.HasPrefix(s, bidsPrefix):
-		if p.Bids != nil {
-			return errors.New("ssatdtest: two bids scripts")
-		}
-		p.Bids = map[string]Bid{}
-		return decodeLiteral(s[len(bidsPrefix):], &p.Bids, "bids")
-	}
-	return nil
-}
-
-// decodeLiteral decodes the JSON held in the JavaScript string literal that
-// rest starts with (its opening quote already consumed). The escapes ssatd
-// writes (\\, \", \n, \r, \uXXXX) mean the same in JSON, so the literal is
-// read as a JSON string and its value as JSON.
-func decodeLiteral(rest string, v any, what string) error {
-	end := -1
-	for i := 0; i < len(rest); i++ {
-		if rest[i] == '\\' {
-			i++
-			continue
-		}
-		if rest[i] == '"' {
-			end = i
-			break
-		}
-	}
-	if end < 0 {
-		return fmt.Errorf("ssatdtest: %s script: unterminated string", what)
-	}
-	var js string
-	if err := json.Unmarshal([]byte(`"`+rest[:end]+`"`), &js); err != nil {
-		return fmt.Errorf("ssatdtest: %s script: %w", what, err)
-	}
-	if err := json.Unmarshal([]byte(js), v); err != nil {
-		return fmt.Errorf("ssatdtest: %s script: %w", what, err)
-	}
-	return nil
+	return out, nil
 }
