@@ -26,6 +26,8 @@ commands:
   dev-cert [-dir DIR]         create a local CA and a certificate for localhost (HTTPS in development)
   demo-origin                 run the demo origin alone
   demo-bidder                 run the mock Prebid Server (OpenRTB) alone
+  verify -url BASE [-path P]... [-origin HOST]
+                              check a running deployment against SSAT behaviour (docs/testing.md)
   healthcheck                 probe a running daemon's /healthz (for container health checks)
   version                     print the version, commit and date
 
@@ -81,6 +83,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 		return cmdDemoOrigin(ctx, args[1:], stdout, stderr, environ)
 	case "demo-bidder":
 		return cmdDemoBidder(ctx, args[1:], stdout, stderr, environ)
+	case "verify":
+		return cmdVerify(ctx, args[1:], stdout, stderr, environ)
 	case "healthcheck":
 		return cmdHealthcheck(ctx, args[1:], stdout, stderr, environ)
 	case "version", "-version", "--version":
