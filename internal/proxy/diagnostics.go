@@ -30,7 +30,7 @@ type diagnosis struct {
 	Slots      []string `json:"slots"` // matched slot ids
 	// Auction is "none" (no auction for this request), "pending" (in the
 	// header of a page that waits for it), or how the page's wait ended:
-	// completed, partial, timeout, error or cancelled.
+	// the auction.Outcome (completed, partial, timeout, failed, cancelled).
 	Auction   string         `json:"auction"`
 	AuctionMS *float64       `json:"auction_ms,omitempty"`
 	Endpoints []diagEndpoint `json:"endpoints,omitempty"`

@@ -57,7 +57,7 @@ func checkDecisions(t *testing.T, resp *http.Response, mode string) {
 		t.Errorf("header %+v, want %+v", head, want)
 	}
 	tr := diagOf(t, "trailer", resp.Trailer.Get(DiagDecisions))
-	if tr.Auction != "completed" || tr.AuctionMS == nil || *tr.AuctionMS <= 0 || !tr.Eligible || !reflect.DeepEqual(tr.Slots, []string{"top"}) {
+	if tr.Auction != "partial" || tr.AuctionMS == nil || *tr.AuctionMS <= 0 || !tr.Eligible || !reflect.DeepEqual(tr.Slots, []string{"top"}) {
 		t.Errorf("trailer %+v", tr)
 	}
 	if len(tr.Endpoints) != 2 {
