@@ -9,12 +9,16 @@ import (
 	"github.com/ssatd/ssatd/internal/config"
 )
 
-// configFlags parses the -config flag shared by serve and config check.
-// code is the exit status when ok is false.
-func configFlags(name string, args []string, stdout, stderr io.Writer, environ []string) (path string, code int, ok bool) {
+// configFlags parses the -config flag shared by serve and config check,
+// and the command's own flags, which extra declares. code is the exit
+// status when ok is false.
+func configFlags(name string, args []string, stdout, stderr io.Writer, environ []string, extra ...func(*flag.FlagSet)) (path string, code int, ok bool) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("config", "", "configuration file (TOML); default $SSATD_CONFIG")
+	for _, f := range extra {
+		f(fs)
+	}
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: ssatd %s -config FILE\n", name)
 		fs.PrintDefaults()
@@ -32,8 +36,8 @@ func configFlags(name string, args []string, stdout, stderr io.Writer, environ [
 // loadConfig parses -config and loads the file: the start of serve and
 // config check. code is the exit status when cfg is nil: 0 after -h, 2
 // for usage, 1 for a configuration that has problems (all of them printed).
-func loadConfig(name string, args []string, stdout, stderr io.Writer, environ []string) (cfg *config.Config, path string, code int) {
-	path, code, ok := configFlags(name, args, stdout, stderr, environ)
+func loadConfig(name string, args []string, stdout, stderr io.Writer, environ []string, extra ...func(*flag.FlagSet)) (cfg *config.Config, path string, code int) {
+	path, code, ok := configFlags(name, args, stdout, stderr, environ, extra...)
 	if !ok {
 		return nil, "", code
 	}

@@ -17,7 +17,8 @@ import (
 const usage = `usage: ssatd <command> [flags]
 
 commands:
-  serve -config FILE          run the daemon (SSATD_CONFIG may name the file)
+  serve -config FILE [-ready-file PATH]
+                              run the daemon (SSATD_CONFIG may name the file)
   config check -config FILE   validate a configuration and print the effective one
   measure -pages DIR | -url URL | -proxy URL -url PATH
                               measure what compression costs (see docs/measuring.md)
@@ -25,6 +26,8 @@ commands:
   dev-cert [-dir DIR]         create a local CA and a certificate for localhost (HTTPS in development)
   demo-origin                 run the demo origin alone
   demo-bidder                 run the mock Prebid Server (OpenRTB) alone
+  verify -url BASE [-path P]... [-origin HOST]
+                              check a running deployment against SSAT behaviour (docs/testing.md)
   healthcheck                 probe a running daemon's /healthz (for container health checks)
   version                     print the version, commit and date
 
@@ -80,6 +83,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 		return cmdDemoOrigin(ctx, args[1:], stdout, stderr, environ)
 	case "demo-bidder":
 		return cmdDemoBidder(ctx, args[1:], stdout, stderr, environ)
+	case "verify":
+		return cmdVerify(ctx, args[1:], stdout, stderr, environ)
 	case "healthcheck":
 		return cmdHealthcheck(ctx, args[1:], stdout, stderr, environ)
 	case "version", "-version", "--version":

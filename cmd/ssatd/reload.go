@@ -10,10 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/config"
-	"github.com/ssatd/ssatd/internal/proxy"
-	"github.com/ssatd/ssatd/internal/server"
+	assemble "github.com/ssatd/ssatd/internal/daemon"
 )
 
 // generation is one configuration and the guest and client handler built
@@ -28,14 +26,8 @@ type generation struct {
 // generation records into the daemon's one metrics set and one set of
 // auction endpoint counters, so a reload does not reset a counter.
 func (d *daemon) build(cfg *config.Config) (*generation, error) {
-	g, err := proxy.New(cfg, proxy.Options{
-		Logger: redactLogs(d.baseLog, cfg), Bundle: bundle.JS(),
-		Metrics: d.metrics, AuctionStats: d.auctionStats,
-	})
-	if err != nil {
-		return nil, err
-	}
-	h, err := server.ClientHandler(cfg, g)
+	_, h, err := assemble.Handler(cfg, redactLogs(d.baseLog, cfg),
+		assemble.Options{Metrics: d.metrics, AuctionStats: d.auctionStats})
 	if err != nil {
 		return nil, err
 	}

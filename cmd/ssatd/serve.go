@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -22,12 +21,14 @@ import (
 
 	"github.com/ssatd/ssatd/internal/auction"
 	"github.com/ssatd/ssatd/internal/config"
+	assemble "github.com/ssatd/ssatd/internal/daemon"
 	"github.com/ssatd/ssatd/internal/metrics"
 	"github.com/ssatd/ssatd/internal/server"
 )
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
-	cfg, path, code := loadConfig("serve", args, stdout, stderr, environ)
+	var readyFile string
+	cfg, path, code := loadConfig("serve", args, stdout, stderr, environ, readyFileFlag(&readyFile))
 	if cfg == nil {
 		return code
 	}
@@ -38,20 +39,28 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, envi
 		return 1
 	}
 	defer func() { _ = log.Sync() }()
-	d, err := newDaemon(cfg, log)
-	log = redactLogs(log, cfg)
+	masked := redactLogs(log, cfg)
 	for _, w := range cfg.Warnings() {
-		log.Warn(w)
+		masked.Warn(w)
 	}
+	ls, err := bindZeroPorts(cfg)
 	if err != nil {
+		masked.Error("start failed", zap.Error(err))
+		return 1
+	}
+	d, err := newDaemon(cfg, log)
+	log = masked
+	if err != nil {
+		ls.closeBound()
 		log.Error("start failed", zap.Error(err))
 		return 1
 	}
+	d.readyFile = readyFile
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	d.reloadOn(hup, path, environ)
-	if err := d.run(ctx, nil); err != nil {
+	if err := d.run(ctx, ls); err != nil {
 		log.Error("stopped with error", zap.Error(err))
 		return 1
 	}
@@ -106,6 +115,9 @@ type daemon struct {
 	// handlers counts the client handlers running, so that shutdown can
 	// wait for the ones it cut off to write their access lines.
 	handlers sync.WaitGroup
+	// readyFile is -ready-file: written once the listeners accept,
+	// removed when run returns (readyfile.go).
+	readyFile string
 }
 
 // handlerCutWait bounds how long shutdown waits, after cutting the
@@ -133,11 +145,7 @@ func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
 		d.ServeHTTP(w, r)
 	})
 	d.client = server.New(cfg, counted, zap.NewStdLog(log.Named("http")))
-	d.admin = &http.Server{
-		Handler:           d.adminRoutes(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ErrorLog:          zap.NewStdLog(log.Named("admin")),
-	}
+	d.admin = assemble.NewAdmin(d.metrics, d.readiness, log)
 	if cfg.Server.HTTPRedirectListen != "" {
 		d.redirect = &http.Server{
 			ReadHeaderTimeout: cfg.Server.ReadHeaderTimeout.Duration,
@@ -150,28 +158,13 @@ func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
 	return d, nil
 }
 
-func (d *daemon) adminRoutes() http.Handler {
-	r := chi.NewRouter()
-	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = io.WriteString(w, "ok\n")
-	})
-	r.Get("/readyz", func(w http.ResponseWriter, req *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if !d.ready.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = io.WriteString(w, "not ready\n")
-			return
-		}
-		if err := d.originReady(req.Context()); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = io.WriteString(w, "not ready: "+err.Error()+"\n")
-			return
-		}
-		_, _ = io.WriteString(w, "ready\n")
-	})
-	r.Method(http.MethodGet, "/metrics", d.metrics.Handler())
-	return r
+// readiness is /readyz: not while starting or draining, and, with
+// server.ready_requires_origin, not while the origin is unreachable.
+func (d *daemon) readiness(ctx context.Context) error {
+	if !d.ready.Load() {
+		return assemble.ErrNotReady
+	}
+	return d.originReady(ctx)
 }
 
 // listeners are the bound sockets; tests pass their own to learn the ports.
@@ -233,7 +226,13 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 		fields = append(fields, zap.String("http_redirect_listen", ls.redirect.Addr().String()))
 	}
 	// Both listeners are bound: connections queue until Serve accepts them,
-	// so readiness holds from here, before the line that says so.
+	// so readiness holds from here, before the line that says so, and the
+	// ready file may name them before Serve runs.
+	if err := d.writeReadyFile(ls); err != nil {
+		ls.close()
+		return err
+	}
+	defer d.removeReadyFile()
 	d.ready.Store(true)
 	d.log.Info("ssatd started", fields...)
 	g, gctx := errgroup.WithContext(ctx)

@@ -253,6 +253,7 @@ func (p *OpenRTB) call(ctx context.Context, i int, req Request) ([]candidate, st
 	}
 	cands, res := p.exchange(ctx, i, req)
 	p.o.Stats.observe(ep.Name, time.Since(start), res.outcome, res.reason)
+	observe(ctx, EndpointResult{Endpoint: ep.Name, Outcome: res.outcome, Reason: res.reason, Status: res.status, Duration: time.Since(start)})
 	fields := []zap.Field{zap.String("endpoint", ep.Name), zap.String("outcome", res.outcome),
 		zap.String("reason", res.reason), zap.Duration("duration", time.Since(start))}
 	if res.status != 0 {

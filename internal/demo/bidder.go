@@ -27,6 +27,9 @@ type BidderOptions struct {
 	// FailureRate is the share of requests, from 0 to 1, answered with a
 	// 500, spread evenly: 0.25 fails every fourth request.
 	FailureRate float64
+	// Script, when set, replaces the demo bids with scripted ones
+	// (LoadScript); Delay and FailureRate still apply.
+	Script *Script
 }
 
 // Bidder is a mock Prebid Server: it answers OpenRTB 2.6 bid requests at
@@ -37,6 +40,7 @@ type Bidder struct {
 	o        BidderOptions
 	mu       sync.Mutex
 	requests int64
+	recorded []json.RawMessage // the last MaxRecorded bid requests (record.go)
 }
 
 // NewBidder returns the demo bidder.
@@ -71,6 +75,9 @@ func (b *Bidder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/healthz":
 		_, _ = io.WriteString(w, "ok\n")
 		return
+	case r.URL.Path == RequestsPath:
+		b.serveRequests(w, r)
+		return
 	case r.URL.Path != AuctionPath:
 		http.NotFound(w, r)
 		return
@@ -79,23 +86,41 @@ func (b *Bidder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "POST an OpenRTB bid request", http.StatusMethodNotAllowed)
 		return
 	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		http.Error(w, "reading the bid request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
 	var br openrtb.BidRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&br); err != nil {
+	if err := json.Unmarshal(body, &br); err != nil {
 		http.Error(w, "invalid bid request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	b.record(body)
 	if b.fail() {
 		http.Error(w, "demo bidder: configured failure", http.StatusInternalServerError)
 		return
 	}
-	if b.o.Delay > 0 {
+	delay, resp := b.o.Delay, (*openrtb.BidResponse)(nil)
+	if s := b.o.Script; s != nil {
+		delay += s.delay()
+		resp = s.answer(&br)
+	} else {
+		resp = BidResponseFor(&br)
+	}
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		defer t.Stop()
 		select {
-		case <-time.After(b.o.Delay):
+		case <-t.C:
 		case <-r.Context().Done():
 			return
 		}
 	}
-	resp := BidResponseFor(&br)
+	if s := b.o.Script; s != nil && s.failure() != 0 {
+		http.Error(w, "demo bidder: scripted failure", s.failure())
+		return
+	}
 	if len(resp.SeatBid) == 0 {
 		w.WriteHeader(http.StatusNoContent) // OpenRTB 2.6 §4.3: no bids
 		return

@@ -333,6 +333,7 @@ type prepared struct {
 	adPath  bool
 	slots   []ssat.Slot
 	auction *auction.Call
+	diag    *diagRecorder   // with diagnostics on and an auction (diagnostics.go)
 	ctx     context.Context // the origin request's; cancelled with a cause (errors.go)
 	cancel  context.CancelCauseFunc
 	// auctionStart is when the auction started; inFlightDone ends the
@@ -462,7 +463,7 @@ func (g *Guest) prepare(x *exchange, r *http.Request) {
 	x.ctx, x.cancel = context.WithCancelCause(r.Context())
 	if x.eligible && r.Method == http.MethodGet {
 		x.auctionStart = time.Now()
-		x.auction = auction.Start(x.ctx, g.provider, g.auctionRequest(x, r, consentString), g.auctionTimeout)
+		x.auction = auction.Start(g.auctionContext(x), g.provider, g.auctionRequest(x, r, consentString), g.auctionTimeout)
 	}
 }
 

@@ -108,6 +108,8 @@ func applyDiagnostics(resp *http.Response, x *exchange, out compress.Coding, pla
 	if resp.Trailer == nil {
 		resp.Trailer = http.Header{}
 	}
+	setDecisionsHeader(h, x)
+	resp.Trailer[DiagDecisions] = nil
 	resp.Trailer[DiagProcessedBytes] = nil
 	resp.Trailer[DiagProcessingMillis] = nil
 	resp.Trailer[DiagGuestCPUMillis] = nil

@@ -130,6 +130,9 @@ func (g *Guest) passThrough(resp *http.Response, x *exchange, rt route) {
 		resp.Body = x.passBody
 	}
 	x.mode = modeMirror
+	if g.diagnostics {
+		setDecisionsHeader(resp.Header, x)
+	}
 }
 
 // startPipeline checks the limits that can be checked before the headers
@@ -333,6 +336,7 @@ func (p *pipeline) run() {
 		case <-p.started:
 			p.x.mu.Lock()
 			p.trailer.Set(DiagProcessedBytes, strconv.FormatInt(p.x.processedBytes, 10))
+			p.trailer.Set(DiagDecisions, decisionsTrailer(p.x))
 			p.trailer.Set(DiagProcessingMillis, strconv.FormatFloat(millis(p.x.guestTime), 'f', 3, 64))
 			if p.x.cpuMeasured {
 				p.trailer.Set(DiagGuestCPUMillis, strconv.FormatFloat(millis(p.g.platformCPU(p.x.guestCPU)), 'f', 3, 64))
@@ -394,6 +398,7 @@ func (p *pipeline) process() (rewrite.Stats, error) {
 			p.x.auctionOut = outcome
 			p.x.auctionTook = time.Since(p.x.auctionStart)
 			p.x.mu.Unlock()
+			p.x.diag.won(bids)
 			s, err := rewrite.BidsScript(bids)
 			if err != nil {
 				p.g.log.Error("encode bids", zap.Error(err))

@@ -87,6 +87,7 @@ func (w *headerRewriter) WriteHeader(code int) {
 		}
 	}
 	w.ResponseWriter.WriteHeader(code)
+	unsetSentDecisions(h)
 }
 
 // dropTrailers removes the representation trailers ReverseProxy copied

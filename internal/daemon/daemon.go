@@ -1,0 +1,129 @@
+// Package daemon assembles what one ssatd process serves: the guest, the
+// client-facing server around it and the admin server. `ssatd serve`, the
+// demo and the public test kit (ssatdtest) all build it here, so that what
+// a test starts is what production runs.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"go.uber.org/zap"
+
+	"github.com/ssatd/ssatd/internal/auction"
+	"github.com/ssatd/ssatd/internal/bundle"
+	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/metrics"
+	"github.com/ssatd/ssatd/internal/proxy"
+	"github.com/ssatd/ssatd/internal/server"
+)
+
+// ErrNotReady is the Ready error of a daemon that is starting or
+// draining: /readyz says only "not ready".
+var ErrNotReady = errors.New("not ready")
+
+// Options are what the caller adds to the assembled parts.
+type Options struct {
+	// Ready is /readyz: nil when ready, else why not. nil means always
+	// ready.
+	Ready func(context.Context) error
+	// Wrap, if set, wraps the client-side handler (serve counts the
+	// handlers running, for its shutdown).
+	Wrap func(http.Handler) http.Handler
+	// Metrics, if set, is the set the guest records into; serve shares one
+	// across the configurations a reload swaps in, so no counter resets.
+	Metrics *metrics.Set
+	// AuctionStats, if set, receives the OpenRTB endpoints' counters
+	// (registered on Metrics by the caller, once).
+	AuctionStats *auction.Stats
+}
+
+// Parts are the assembled servers. Nothing listens yet: the caller binds
+// the sockets and serves Client with ServeClient, Admin with its Serve.
+type Parts struct {
+	Guest  *proxy.Guest
+	Client *http.Server // the client-facing server: edge and guest
+	Admin  *http.Server // /healthz, /readyz, /metrics
+}
+
+// Assemble builds the parts from a validated configuration.
+func Assemble(cfg *config.Config, log *zap.Logger, o Options) (*Parts, error) {
+	g, handler, err := Handler(cfg, log, o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Wrap != nil {
+		handler = o.Wrap(handler)
+	}
+	return &Parts{
+		Guest:  g,
+		Client: server.New(cfg, handler, zap.NewStdLog(log.Named("http"))),
+		Admin:  NewAdmin(g.Metrics(), o.Ready, log),
+	}, nil
+}
+
+// Handler builds the guest and the client-side handler around it (edge,
+// client protections) from a validated configuration: what serves one
+// configuration's requests. o's Metrics and AuctionStats are used; the
+// rest of o is Assemble's.
+func Handler(cfg *config.Config, log *zap.Logger, o Options) (*proxy.Guest, http.Handler, error) {
+	g, err := proxy.New(cfg, proxy.Options{Logger: log, Bundle: bundle.JS(),
+		Metrics: o.Metrics, AuctionStats: o.AuctionStats})
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := server.ClientHandler(cfg, g)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, h, nil
+}
+
+// NewAdmin is the admin server: /healthz, /readyz (ready: nil when ready,
+// else why not; nil means always ready) and m's /metrics.
+func NewAdmin(m *metrics.Set, ready func(context.Context) error, log *zap.Logger) *http.Server {
+	return &http.Server{
+		Handler:           adminRoutes(m, ready),
+		ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog:          zap.NewStdLog(log.Named("admin")),
+	}
+}
+
+// ServeClient serves the client side on l, over TLS when server.tls_cert
+// is set, behind internal/server's connection guards.
+func ServeClient(cfg *config.Config, s *http.Server, l net.Listener) error {
+	if cert := cfg.Server.TLSCertificate; cert != nil {
+		return server.ServeTLS(s, l, cert)
+	}
+	return server.Serve(s, l)
+}
+
+func adminRoutes(m *metrics.Set, ready func(context.Context) error) http.Handler {
+	r := chi.NewRouter()
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	r.Get("/readyz", func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if ready != nil {
+			if err := ready(req.Context()); err != nil {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				if errors.Is(err, ErrNotReady) {
+					_, _ = io.WriteString(w, "not ready\n")
+				} else {
+					_, _ = io.WriteString(w, "not ready: "+err.Error()+"\n")
+				}
+				return
+			}
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+	r.Method(http.MethodGet, "/metrics", m.Handler())
+	return r
+}

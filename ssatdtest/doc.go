@@ -1,0 +1,30 @@
+// Package ssatdtest runs ssatd inside a Go test, as net/http/httptest runs
+// an HTTP server: the real daemon (the same guest, edge and auction as
+// `ssatd serve`) on loopback ports, a scriptable fake Prebid Server, and a
+// parser for what ssatd injected into a page, so that a test asserts on
+// data rather than on HTML strings.
+//
+// A typical test starts its own origin (httptest.NewServer), a Bidder, and
+// then ssatd with a configuration naming both:
+//
+//	origin := httptest.NewServer(myPages)
+//	bidder := ssatdtest.NewBidder(t, ssatdtest.Answer{Offers: []ssatdtest.Offer{
+//		{Slot: "atf", Seat: "alpha", Price: "2.50"},
+//	}})
+//	srv := ssatdtest.Start(t, `
+//	[publisher]
+//	domain = "127.0.0.1"
+//	origin_url = "`+origin.URL+`"
+//	...
+//	[[auction.openrtb]]
+//	name = "pbs"
+//	url = "`+bidder.URL+`"
+//	`)
+//	resp, _ := http.Get(srv.URL + "/article")   // plus navigation headers
+//	page, _ := ssatdtest.ParsePage(body)
+//	// page.Slots, page.Bids["atf"], bidder.Requests()[0].Imp ...
+//
+// Everything started is stopped by t.Cleanup, and Start fails the test if
+// goroutines started while ssatd ran are still running once it has
+// stopped. docs/testing.md has the whole walk-through.
+package ssatdtest
