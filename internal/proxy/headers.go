@@ -66,6 +66,14 @@ func (g *Guest) applyRewrittenHeaders(h http.Header, x *exchange, out compress.C
 	}
 	if x.mode == modeOffload && g.canHint {
 		h.Set(ssat.HintHeader, "on")
+	}
+	if x.mode == modeOffload || (x.eligible && x.text == textHTML) {
+		// The coding of an offloaded response, and of an eligible page in
+		// mirror mode (the origin was offered only what the client
+		// accepts), follows the client's Accept-Encoding: an origin that
+		// leaves Vary out must not make the page look invariant
+		// (RFC 9110 §12.5.5). Other mirrored responses keep the origin's
+		// Vary, as any reverse proxy passes it.
 		compress.AddVary(h, "Accept-Encoding")
 	}
 }
