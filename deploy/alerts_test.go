@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 // TestAlertRules checks deploy/prometheus/alerts.yml with Prometheus's own
@@ -13,13 +15,7 @@ import (
 // test rules). promtool comes with Debian's prometheus package, which
 // .ci/run installs; without it the test skips, unless SSATD_STRICT=1.
 func TestAlertRules(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("SSATD_STRICT") == "1" {
-			t.Fatal("promtool not found (apt-get install prometheus), and SSATD_STRICT=1")
-		}
-		t.Skip("promtool not found: apt-get install prometheus to run the alert rule tests")
-	}
+	promtool := testutil.RequireTool(t, "promtool")
 	dir := filepath.Join(repoRoot, "deploy", "prometheus")
 	run := func(dir string, args ...string) {
 		t.Helper()
