@@ -222,6 +222,9 @@ func TestDemoCommand(t *testing.T) {
 	stdout, stderr, stop, code := runCommand(t, "demo", "-origin-port", "0", "-bidder-port", "0", "-mirror-port", "0", "-offload-port", "0",
 		"-mirror-admin-port", "0", "-offload-admin-port", "0")
 	m := waitOutput(t, stdout, regexp.MustCompile(`(?m)^  mirror +(http://\S+/) .*\n  offload +(http://\S+/) `), code)
+	// The banner is written in several pieces: read it once its last line
+	// (the metrics curl) is out.
+	waitOutput(t, stdout, regexp.MustCompile(`(?m)^  curl -s \S+/metrics\n`), code)
 	out := stdout.String()
 	for _, want := range []string{"Press Ctrl-C", "curl -sD- -o /dev/null --compressed -H 'Sec-Fetch-Dest: document' " + strings.TrimSuffix(m[1], "/") + "/",
 		"/metrics", "/articles/", "not SSAT-eligible"} {
