@@ -242,9 +242,14 @@ func openRTBResponse(slots []ssat.Slot, bids map[string]ssat.Bid, tookMS int64) 
 		if err != nil || math.IsNaN(price) || math.IsInf(price, 0) || price < 0 || strings.TrimSpace(b.Adm) == "" {
 			continue
 		}
-		seat := b.HbBidder
+		// The bid's own id where the provider kept it (hb_adid is the
+		// OpenRTB bid id), else "{seat}-{slot}", as upstream falls back.
+		seat, id := b.HbBidder, b.HbAdid
+		if id == "" {
+			id = b.HbBidder + "-" + s.ID
+		}
 		resp.SeatBid = append(resp.SeatBid, ortbSeatBid{Seat: seat, Bid: []ortbBid{{
-			ID: seat + "-" + s.ID, ImpID: s.ID, Price: price, AdM: b.Adm,
+			ID: id, ImpID: s.ID, Price: price, AdM: b.Adm,
 			AdID: b.HbAdid, CrID: b.HbAdid, W: max(b.W, 0), H: max(b.H, 0),
 		}}})
 	}

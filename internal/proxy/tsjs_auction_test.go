@@ -135,6 +135,16 @@ func TestAuctionAnswersTsjsWithStaticBids(t *testing.T) {
 			t.Errorf("bid %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}
+	var raw struct {
+		SeatBid []struct {
+			Bid []struct {
+				ID string `json:"id"`
+			} `json:"bid"`
+		} `json:"seatbid"`
+	}
+	if err := json.Unmarshal(body, &raw); err != nil || len(raw.SeatBid) != 2 || raw.SeatBid[0].Bid[0].ID != "a1" {
+		t.Errorf("bid ids: %v %s", err, body)
+	}
 	line := e.accessLine(t, 1)
 	if line["route"] != "auction" || line["status"] != int64(200) || line["auction"] != "completed" {
 		t.Errorf("access line %v", line)
