@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -33,8 +38,15 @@ import (
 // stops it when the test ends.
 func startTestDemo(t *testing.T) *demoRun {
 	t.Helper()
+	return startTestDemoWith(t, demoOptions{})
+}
+
+// startTestDemoWith is startTestDemo with o's other flags (-tls, -cert-dir).
+func startTestDemoWith(t *testing.T, o demoOptions) *demoRun {
+	t.Helper()
+	o.addr, o.shutdownTimeout = "127.0.0.1", 2*time.Second
 	ctx, cancel := context.WithCancel(context.Background())
-	d, err := startDemo(ctx, demoOptions{addr: "127.0.0.1", shutdownTimeout: 2 * time.Second}, zaptest.NewLogger(t))
+	d, err := startDemo(ctx, o, zaptest.NewLogger(t))
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -472,17 +484,16 @@ type renderedPage struct {
 	Adms        []string        `json:"adms"`
 	StateCount  string          `json:"stateCount"`
 	TeaserCount string          `json:"teaserCount"`
+	Proto       string          `json:"proto"`       // the document's nextHopProtocol
+	BundleProto string          `json:"bundleProto"` // the bundle script's
 }
 
-// TestDemoInBrowser loads the demo pages in headless Chromium through both
-// proxies: the bundle renders the demo bids into the slots, window.tsjs has
-// the matched slots, the document arrives br-encoded from the offload
-// proxy and in the origin's coding from the mirror proxy, and the page logs
-// no error.
-func TestDemoInBrowser(t *testing.T) {
+// startBrowser starts headless Chromium, with extra flags, for the rest of
+// the test.
+func startBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
 	bin := testutil.RequireTool(t, "chromium", "chromium-browser", "google-chrome")
-	d := startTestDemo(t)
-	opts := []chromedp.ExecAllocatorOption{
+	opts := append([]chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin),
 		chromedp.Headless,
 		chromedp.NoSandbox,
@@ -496,16 +507,69 @@ func TestDemoInBrowser(t *testing.T) {
 		chromedp.Flag("disable-quic", true),
 		chromedp.WindowSize(1280, 1000),
 		chromedp.UserDataDir(t.TempDir()),
-	}
+	}, extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
+	t.Cleanup(cancelAlloc)
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
+	t.Cleanup(cancelBrowser)
 	if err := chromedp.Do(browserCtx); err != nil {
 		t.Fatalf("starting %s: %v", bin, err)
 	}
+	return browserCtx
+}
+
+// TestDemoInBrowser loads the demo pages in headless Chromium through both
+// proxies over plain HTTP/1.1 (see browseDemo).
+func TestDemoInBrowser(t *testing.T) {
+	d := startTestDemo(t)
+	browseDemo(t, startBrowser(t), d, "", "http/1.1")
+}
+
+// TestDemoInBrowserOverTLS loads the pages of `ssatd demo -tls` as
+// TestDemoInBrowser does: the document and the bundle arrive over HTTP/2.
+// Chromium trusts exactly the demo's certificate: its public key is pinned
+// with --ignore-certificate-errors-spki-list (honoured with a
+// --user-data-dir), and a server with another certificate still fails.
+func TestDemoInBrowserOverTLS(t *testing.T) {
+	d := startTestDemoWith(t, demoOptions{tls: true, certDir: t.TempDir()})
+	certPEM, err := os.ReadFile(d.certs.Cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(certPEM)
+	if block == nil {
+		t.Fatalf("%s holds no PEM block", d.certs.Cert)
+	}
+	leaf, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spki := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
+	browserCtx := startBrowser(t, chromedp.Flag("ignore-certificate-errors-spki-list", base64.StdEncoding.EncodeToString(spki[:])))
+
+	other := httptest.NewUnstartedServer(http.NotFoundHandler())
+	other.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake
+	other.StartTLS()
+	tabCtx, cancelTab := chromedp.NewContext(browserCtx)
+	err = chromedp.Do(tabCtx, chromedp.Navigate(other.URL))
+	cancelTab()
+	other.Close()
+	if err == nil || !strings.Contains(err.Error(), "ERR_CERT_AUTHORITY_INVALID") {
+		t.Fatalf("a certificate other than the demo's: %v, want net::ERR_CERT_AUTHORITY_INVALID", err)
+	}
+	browseDemo(t, browserCtx, d, "tls-", "h2")
+}
+
+// browseDemo loads the home and an article page of d through both proxies
+// in the browser: the page and the bundle arrive over proto (the
+// navigation's nextHopProtocol), the bundle renders the demo bids into the
+// slots, window.tsjs has the matched slots, the document arrives br-encoded
+// from the offload proxy and in the origin's coding from the mirror proxy,
+// and the page logs no error. Screenshots are named with shotPrefix.
+func browseDemo(t *testing.T, browserCtx context.Context, d *demoRun, shotPrefix, proto string) {
+	t.Helper()
 	shots := screenshotDir(t)
 
 	// Each slot's winning bid as the bundle renders it: a sandboxed iframe
@@ -543,6 +607,11 @@ func TestDemoInBrowser(t *testing.T) {
 				ev := &pageEvents{url: proxy.base + path}
 				tabCtx, cancelTab := chromedp.NewContext(browserCtx, chromedp.WithListener(ev.listen))
 				defer cancelTab()
+				// Without the HTTP cache, each page fetches its bundle: its
+				// protocol is known whichever page loads first.
+				if _, err := chromedp.Call(tabCtx, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true}); err != nil {
+					t.Fatal(err)
+				}
 				if err := chromedp.Do(tabCtx, chromedp.Navigate(ev.url)); err != nil {
 					t.Fatalf("navigate %s: %v", ev.url, err)
 				}
@@ -555,10 +624,16 @@ func TestDemoInBrowser(t *testing.T) {
 					frames: `+framesJS+`,
 					adms: Object.keys(window.tsjs.bids || {}).sort().map(function (k) { return window.tsjs.bids[k].hb_adid + " " + window.tsjs.bids[k].adm; }),
 					stateCount: (document.getElementById("state-count") || {}).textContent || "",
-					teaserCount: (document.getElementById("teaser-count") || {}).textContent || ""
+					teaserCount: (document.getElementById("teaser-count") || {}).textContent || "",
+					proto: performance.getEntriesByType("navigation")[0].nextHopProtocol,
+					bundleProto: performance.getEntriesByType("resource").filter(function (r) { return r.name.indexOf("/static/tsjs=") >= 0; })
+						.map(function (r) { return r.nextHopProtocol; }).join(" ")
 				})`))
 				if err != nil {
 					t.Fatal(err)
+				}
+				if got.Proto != proto || got.BundleProto != proto {
+					t.Errorf("nextHopProtocol: page %q, bundle %q; want %q", got.Proto, got.BundleProto, proto)
 				}
 				if !reflect.DeepEqual(got.Slots, slots) {
 					t.Errorf("window.tsjs.adSlots ids = %q, want %q", got.Slots, slots)
@@ -594,7 +669,7 @@ func TestDemoInBrowser(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				file := filepath.Join(shots, name+".png")
+				file := filepath.Join(shots, shotPrefix+name+".png")
 				if err := os.WriteFile(file, shot, 0o644); err != nil {
 					t.Fatal(err)
 				}
