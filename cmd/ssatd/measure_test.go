@@ -334,8 +334,8 @@ func TestMeasureProxy(t *testing.T) {
 	}
 	type key struct{ mode, ae string }
 	want := map[key]struct{ diag, output, delivery, delivered string }{
-		{"identity", "br"}:   {"offload", "identity", "builtin", "br"},
-		{"identity", "gzip"}: {"offload", "identity", "builtin", "gzip"},
+		{"identity", "br"}:   {"offload", "identity", "fastly-dynamic", "br"},
+		{"identity", "gzip"}: {"offload", "identity", "fastly-dynamic", "gzip"},
 		{"mirror", "br"}:     {"mirror", "br", "in-guest", "br"},
 		{"mirror", "gzip"}:   {"mirror", "gzip", "in-guest", "gzip"},
 	}
@@ -363,8 +363,13 @@ func TestMeasureProxy(t *testing.T) {
 		if r.ProcessingMS <= 0 || r.TotalMS <= 0 || r.TTFBMS <= 0 || r.DeliveredBytes <= 0 || r.DeliveredBytes >= r.DecodedBytes {
 			t.Errorf("%s/%s: times or sizes %+v", r.Mode, r.AcceptEncoding, r)
 		}
-		if r.ProcessedBytes != r.DecodedBytes || !r.SameAsFirst {
-			t.Errorf("%s/%s: processed %d, decoded %d, same %v", r.Mode, r.AcceptEncoding, r.ProcessedBytes, r.DecodedBytes, r.SameAsFirst)
+		// Trusted Server's set is read: processed bytes are the origin body
+		// as read, the identity page or its smaller coded form.
+		if r.Headers != "x-ts-ssat" || !r.SameAsFirst {
+			t.Errorf("%s/%s: headers %q, same %v", r.Mode, r.AcceptEncoding, r.Headers, r.SameAsFirst)
+		}
+		if page := int64(len(measurePage(host, ""))); (r.Mode == "identity" && r.ProcessedBytes != page) || (r.Mode == "mirror" && (r.ProcessedBytes <= 0 || r.ProcessedBytes >= page)) {
+			t.Errorf("%s/%s: processed %d bytes, origin page %d", r.Mode, r.AcceptEncoding, r.ProcessedBytes, page)
 		}
 		decoded = r.DecodedBytes
 	}
@@ -378,8 +383,10 @@ func TestMeasureProxy(t *testing.T) {
 	}
 }
 
-// A daemon without the diagnostics or the override is not measured
-// silently: the command says which settings must be on.
+// A daemon without the diagnostics, or a page it does not treat as SSAT,
+// is not measured silently: the command says which settings must be on.
+// The diagnostics alone are enough, since with them ssatd accepts
+// Trusted Server's ?__ts_ssat_compression.
 func TestMeasureProxyNeedsDebugSettings(t *testing.T) {
 	origin := measureOrigin(t, func() []byte { return measurePage("x.example", "") }, negotiate)
 	tests := []struct {
@@ -387,19 +394,21 @@ func TestMeasureProxyNeedsDebugSettings(t *testing.T) {
 		mutate  func(*config.Config)
 		wantErr string
 	}{
-		{"no diagnostics", func(c *config.Config) {}, "no X-Ssatd-Compression-Mode header"},
-		{"no override", func(c *config.Config) { c.Debug.DiagnosticsHeaders = true }, "the override was ignored"},
+		{"no diagnostics", func(c *config.Config) {}, "with neither X-Ts-Ssat-Compression-Mode nor X-Ssatd-Compression-Mode"},
+		{"not an SSAT page", func(c *config.Config) {
+			c.Debug.DiagnosticsHeaders = true
+			c.CreativeOpportunities.Slots[0].PagePatterns = []string{"/elsewhere/**"}
+		}, "the override was ignored"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			front := measureDaemon(t, origin.URL, tt.mutate)
 			code, stdout, stderr := measureRun(t, "-proxy", front.URL, "-url", "/", "-runs", "1")
-			if code != 1 || !strings.Contains(stderr, tt.wantErr) ||
-				!strings.Contains(stderr, "debug.diagnostics_headers = true") || !strings.Contains(stderr, "debug.allow_mode_override = true") {
+			if code != 1 || !strings.Contains(stderr, tt.wantErr) || !strings.Contains(stderr, "debug.diagnostics_headers = true") {
 				t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 			}
 			// Said once, with no table of what could not be measured.
-			if n := strings.Count(stderr, "debug.allow_mode_override"); n != 1 || stdout != "" {
+			if n := strings.Count(stderr, "debug.diagnostics_headers"); n != 1 || stdout != "" {
 				t.Errorf("advice given %d times, stdout %q; want once and no table", n, stdout)
 			}
 		})
