@@ -414,3 +414,98 @@ func TestMeasureProxyNeedsDebugSettings(t *testing.T) {
 		})
 	}
 }
+
+// upstreamLike is a small server speaking Trusted Server's measurement
+// protocol as its Fastly staging build did (upstream issue #858): it
+// answers ?__ts_ssat_compression=identity|mirror with the x-ts-ssat-*
+// values observed there, all as response headers before the body, and
+// compresses identity output per the client's Accept-Encoding as Fastly's
+// dynamic compression would.
+func upstreamLike(t *testing.T, page []byte) *httptest.Server {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		out := compress.Gzip
+		switch r.URL.Query().Get("__ts_ssat_compression") {
+		case "identity":
+			h.Set("x-ts-ssat-compression-mode", "identity")
+			h.Set("x-ts-ssat-delivery-compression", "fastly-dynamic")
+			h.Set("x-ts-ssat-fastly-vcpu-ms", "19")
+			h.Set("x-ts-ssat-origin-accept-encoding", "identity")
+			h.Set("x-ts-ssat-origin-content-encoding", "identity")
+			h.Set("x-ts-ssat-output-content-encoding", "identity")
+			h.Set("x-ts-ssat-processed-bytes", "1365106")
+			h.Set("x-ts-ssat-processing-ms", "9.045")
+			out = negotiate(r.Header.Get("Accept-Encoding"))
+		case "mirror":
+			h.Set("x-ts-ssat-compression-mode", "mirror")
+			h.Set("x-ts-ssat-delivery-compression", "in-guest")
+			h.Set("x-ts-ssat-fastly-vcpu-ms", "47")
+			h.Set("x-ts-ssat-origin-accept-encoding", "gzip, deflate, br")
+			h.Set("x-ts-ssat-origin-content-encoding", "gzip")
+			h.Set("x-ts-ssat-output-content-encoding", "gzip")
+			h.Set("x-ts-ssat-processed-bytes", "178351")
+			h.Set("x-ts-ssat-processing-ms", "44.630")
+		}
+		h.Set("Content-Encoding", string(out))
+		_, _ = w.Write(measureEncode(t, out, page))
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// -proxy A,B,C measures deployments side by side in one run: a server
+// speaking the upstream headers and ssatd twice. Each row carries that
+// deployment's own figures, and the decoded pages are compared with the
+// first deployment's.
+func TestMeasureProxyComparesDeployments(t *testing.T) {
+	var host string
+	origin := measureOrigin(t, func() []byte { return measurePage(host, "") }, negotiate)
+	host = strings.TrimPrefix(origin.URL, "http://")
+	ssatd := measureDaemon(t, origin.URL, func(c *config.Config) { c.Debug.DiagnosticsHeaders = true })
+	fastly := upstreamLike(t, measurePage("elsewhere.example", ""))
+	code, stdout, stderr := measureRun(t, "-proxy", ssatd.URL+","+fastly.URL+","+ssatd.URL, "-url", "/news/a.html",
+		"-host", measureDomain, "-runs", "1", "-format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct{ Comparison measure.Comparison }
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	c := doc.Comparison
+	if len(c.Deployments) != 3 {
+		t.Fatalf("%d deployments", len(c.Deployments))
+	}
+	for i, d := range c.Deployments {
+		if len(d.Results) != 4 {
+			t.Fatalf("deployment %d: %d results", i, len(d.Results))
+		}
+		for _, r := range d.Results {
+			if r.Headers != "x-ts-ssat" || r.Status != 200 || r.DecodedBytes <= 0 {
+				t.Errorf("deployment %d %s/%s: %+v", i, r.Mode, r.AcceptEncoding, r)
+			}
+		}
+	}
+	for _, r := range c.Deployments[1].Results {
+		want := map[string]struct {
+			vcpu, proc float64
+			bytes      int64
+			out        string
+		}{"identity": {19, 9.045, 1365106, "identity"}, "mirror": {47, 44.630, 178351, "gzip"}}[r.Mode]
+		if r.VCPUMS != want.vcpu || r.ProcessingMS != want.proc || r.ProcessedBytes != want.bytes || r.OutputCoding != want.out || r.DiagMode != map[string]string{"identity": "offload", "mirror": "mirror"}[r.Mode] {
+			t.Errorf("upstream-like %s/%s: %+v, want %+v", r.Mode, r.AcceptEncoding, r, want)
+		}
+	}
+	for i, r := range c.Deployments[2].Results {
+		if r.BodySHA256 != c.Deployments[0].Results[i].BodySHA256 || r.BodySHA256 == c.Deployments[1].Results[i].BodySHA256 {
+			t.Errorf("row %d: page hashes %s, %s, %s; want the two ssatd runs alike and the other page different", i,
+				c.Deployments[0].Results[i].BodySHA256, c.Deployments[1].Results[i].BodySHA256, r.BodySHA256)
+		}
+	}
+	code, table, _ := measureRun(t, "-proxy", ssatd.URL+","+fastly.URL, "-url", "/news/a.html", "-host", measureDomain, "-runs", "1")
+	if code != 0 || !strings.Contains(table, "[2] vCPU ms") || !strings.Contains(table, "differs") || !strings.Contains(table, "1,365,106") {
+		t.Fatalf("table (exit %d):\n%s", code, table)
+	}
+}
