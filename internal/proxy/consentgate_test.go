@@ -137,3 +137,34 @@ func TestUpstreamConsentPolicy(t *testing.T) {
 }
 
 func ptr8(v int8) *int8 { return &v }
+
+// POST /auction decides consent as pages do: under "upstream", a GDPR
+// country without purpose 1 gets no bids and no bid request; with it the
+// bidder receives the same regs a page's auction sends (upstream's
+// /auction uses the same consent_allows_server_side_auction,
+// auction/endpoints.rs).
+func TestUpstreamConsentPolicyOnAuctionEndpoint(t *testing.T) {
+	ep := newBidEndpoint(t, bidOn("seat1", "2"))
+	e := newEnv(t, http.NotFoundHandler(), withOpenRTB(2000, ep), func(c *config.Config) {
+		c.Consent.Policy = "upstream"
+		c.Geo.Country = "DE"
+	})
+	resp, body := e.post(t, "/auction", "application/json", tsjsAdRequest, func(r *http.Request) {
+		r.AddCookie(&http.Cookie{Name: "euconsent-v2", Value: freshTC(false)})
+	})
+	if resp.StatusCode != http.StatusOK || len(parseLikeTsjs(t, body)) != 0 || len(ep.received()) != 0 {
+		t.Fatalf("without purpose 1: %d %s, %d bid requests", resp.StatusCode, body, len(ep.received()))
+	}
+	grants := freshTC(true)
+	resp, body = e.post(t, "/auction", "application/json", tsjsAdRequest, func(r *http.Request) {
+		r.AddCookie(&http.Cookie{Name: "euconsent-v2", Value: grants})
+		r.Header.Set("Sec-GPC", "1")
+	})
+	if resp.StatusCode != http.StatusOK || len(parseLikeTsjs(t, body)) == 0 || len(ep.received()) != 1 {
+		t.Fatalf("with purpose 1: %d %s, %d bid requests", resp.StatusCode, body, len(ep.received()))
+	}
+	br := ep.received()[0]
+	if !reflect.DeepEqual(br.Regs, &openrtb.Regs{GDPR: ptr8(1)}) || br.User == nil || br.User.Consent != grants {
+		t.Errorf("regs %+v user %+v; want gdpr 1 and the TC string", br.Regs, br.User)
+	}
+}
