@@ -334,8 +334,8 @@ func TestMeasureProxy(t *testing.T) {
 	}
 	type key struct{ mode, ae string }
 	want := map[key]struct{ diag, output, delivery, delivered string }{
-		{"identity", "br"}:   {"offload", "identity", "builtin", "br"},
-		{"identity", "gzip"}: {"offload", "identity", "builtin", "gzip"},
+		{"identity", "br"}:   {"offload", "identity", "fastly-dynamic", "br"},
+		{"identity", "gzip"}: {"offload", "identity", "fastly-dynamic", "gzip"},
 		{"mirror", "br"}:     {"mirror", "br", "in-guest", "br"},
 		{"mirror", "gzip"}:   {"mirror", "gzip", "in-guest", "gzip"},
 	}
@@ -363,8 +363,13 @@ func TestMeasureProxy(t *testing.T) {
 		if r.ProcessingMS <= 0 || r.TotalMS <= 0 || r.TTFBMS <= 0 || r.DeliveredBytes <= 0 || r.DeliveredBytes >= r.DecodedBytes {
 			t.Errorf("%s/%s: times or sizes %+v", r.Mode, r.AcceptEncoding, r)
 		}
-		if r.ProcessedBytes != r.DecodedBytes || !r.SameAsFirst {
-			t.Errorf("%s/%s: processed %d, decoded %d, same %v", r.Mode, r.AcceptEncoding, r.ProcessedBytes, r.DecodedBytes, r.SameAsFirst)
+		// Trusted Server's set is read: processed bytes are the origin body
+		// as read, the identity page or its smaller coded form.
+		if r.Headers != "x-ts-ssat" || !r.SameAsFirst {
+			t.Errorf("%s/%s: headers %q, same %v", r.Mode, r.AcceptEncoding, r.Headers, r.SameAsFirst)
+		}
+		if page := int64(len(measurePage(host, ""))); (r.Mode == "identity" && r.ProcessedBytes != page) || (r.Mode == "mirror" && (r.ProcessedBytes <= 0 || r.ProcessedBytes >= page)) {
+			t.Errorf("%s/%s: processed %d bytes, origin page %d", r.Mode, r.AcceptEncoding, r.ProcessedBytes, page)
 		}
 		decoded = r.DecodedBytes
 	}
@@ -378,8 +383,10 @@ func TestMeasureProxy(t *testing.T) {
 	}
 }
 
-// A daemon without the diagnostics or the override is not measured
-// silently: the command says which settings must be on.
+// A daemon without the diagnostics, or a page it does not treat as SSAT,
+// is not measured silently: the command says which settings must be on.
+// The diagnostics alone are enough, since with them ssatd accepts
+// Trusted Server's ?__ts_ssat_compression.
 func TestMeasureProxyNeedsDebugSettings(t *testing.T) {
 	origin := measureOrigin(t, func() []byte { return measurePage("x.example", "") }, negotiate)
 	tests := []struct {
@@ -387,21 +394,118 @@ func TestMeasureProxyNeedsDebugSettings(t *testing.T) {
 		mutate  func(*config.Config)
 		wantErr string
 	}{
-		{"no diagnostics", func(c *config.Config) {}, "no X-Ssatd-Compression-Mode header"},
-		{"no override", func(c *config.Config) { c.Debug.DiagnosticsHeaders = true }, "the override was ignored"},
+		{"no diagnostics", func(c *config.Config) {}, "with neither X-Ts-Ssat-Compression-Mode nor X-Ssatd-Compression-Mode"},
+		{"not an SSAT page", func(c *config.Config) {
+			c.Debug.DiagnosticsHeaders = true
+			c.CreativeOpportunities.Slots[0].PagePatterns = []string{"/elsewhere/**"}
+		}, "the override was ignored"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			front := measureDaemon(t, origin.URL, tt.mutate)
 			code, stdout, stderr := measureRun(t, "-proxy", front.URL, "-url", "/", "-runs", "1")
-			if code != 1 || !strings.Contains(stderr, tt.wantErr) ||
-				!strings.Contains(stderr, "debug.diagnostics_headers = true") || !strings.Contains(stderr, "debug.allow_mode_override = true") {
+			if code != 1 || !strings.Contains(stderr, tt.wantErr) || !strings.Contains(stderr, "debug.diagnostics_headers = true") {
 				t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 			}
 			// Said once, with no table of what could not be measured.
-			if n := strings.Count(stderr, "debug.allow_mode_override"); n != 1 || stdout != "" {
+			if n := strings.Count(stderr, "debug.diagnostics_headers"); n != 1 || stdout != "" {
 				t.Errorf("advice given %d times, stdout %q; want once and no table", n, stdout)
 			}
 		})
+	}
+}
+
+// upstreamLike is a small server speaking Trusted Server's measurement
+// protocol as its Fastly staging build did (upstream issue #858): it
+// answers ?__ts_ssat_compression=identity|mirror with the x-ts-ssat-*
+// values observed there, all as response headers before the body, and
+// compresses identity output per the client's Accept-Encoding as Fastly's
+// dynamic compression would.
+func upstreamLike(t *testing.T, page []byte) *httptest.Server {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		out := compress.Gzip
+		switch r.URL.Query().Get("__ts_ssat_compression") {
+		case "identity":
+			h.Set("x-ts-ssat-compression-mode", "identity")
+			h.Set("x-ts-ssat-delivery-compression", "fastly-dynamic")
+			h.Set("x-ts-ssat-fastly-vcpu-ms", "19")
+			h.Set("x-ts-ssat-origin-accept-encoding", "identity")
+			h.Set("x-ts-ssat-origin-content-encoding", "identity")
+			h.Set("x-ts-ssat-output-content-encoding", "identity")
+			h.Set("x-ts-ssat-processed-bytes", "1365106")
+			h.Set("x-ts-ssat-processing-ms", "9.045")
+			out = negotiate(r.Header.Get("Accept-Encoding"))
+		case "mirror":
+			h.Set("x-ts-ssat-compression-mode", "mirror")
+			h.Set("x-ts-ssat-delivery-compression", "in-guest")
+			h.Set("x-ts-ssat-fastly-vcpu-ms", "47")
+			h.Set("x-ts-ssat-origin-accept-encoding", "gzip, deflate, br")
+			h.Set("x-ts-ssat-origin-content-encoding", "gzip")
+			h.Set("x-ts-ssat-output-content-encoding", "gzip")
+			h.Set("x-ts-ssat-processed-bytes", "178351")
+			h.Set("x-ts-ssat-processing-ms", "44.630")
+		}
+		h.Set("Content-Encoding", string(out))
+		_, _ = w.Write(measureEncode(t, out, page))
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// -proxy A,B,C measures deployments side by side in one run: a server
+// speaking the upstream headers and ssatd twice. Each row carries that
+// deployment's own figures, and the decoded pages are compared with the
+// first deployment's.
+func TestMeasureProxyComparesDeployments(t *testing.T) {
+	var host string
+	origin := measureOrigin(t, func() []byte { return measurePage(host, "") }, negotiate)
+	host = strings.TrimPrefix(origin.URL, "http://")
+	ssatd := measureDaemon(t, origin.URL, func(c *config.Config) { c.Debug.DiagnosticsHeaders = true })
+	fastly := upstreamLike(t, measurePage("elsewhere.example", ""))
+	code, stdout, stderr := measureRun(t, "-proxy", ssatd.URL+","+fastly.URL+","+ssatd.URL, "-url", "/news/a.html",
+		"-host", measureDomain, "-runs", "1", "-format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct{ Comparison measure.Comparison }
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	c := doc.Comparison
+	if len(c.Deployments) != 3 {
+		t.Fatalf("%d deployments", len(c.Deployments))
+	}
+	for i, d := range c.Deployments {
+		if len(d.Results) != 4 {
+			t.Fatalf("deployment %d: %d results", i, len(d.Results))
+		}
+		for _, r := range d.Results {
+			if r.Headers != "x-ts-ssat" || r.Status != 200 || r.DecodedBytes <= 0 {
+				t.Errorf("deployment %d %s/%s: %+v", i, r.Mode, r.AcceptEncoding, r)
+			}
+		}
+	}
+	for _, r := range c.Deployments[1].Results {
+		want := map[string]struct {
+			vcpu, proc float64
+			bytes      int64
+			out        string
+		}{"identity": {19, 9.045, 1365106, "identity"}, "mirror": {47, 44.630, 178351, "gzip"}}[r.Mode]
+		if r.VCPUMS != want.vcpu || r.ProcessingMS != want.proc || r.ProcessedBytes != want.bytes || r.OutputCoding != want.out || r.DiagMode != map[string]string{"identity": "offload", "mirror": "mirror"}[r.Mode] {
+			t.Errorf("upstream-like %s/%s: %+v, want %+v", r.Mode, r.AcceptEncoding, r, want)
+		}
+	}
+	for i, r := range c.Deployments[2].Results {
+		if r.BodySHA256 != c.Deployments[0].Results[i].BodySHA256 || r.BodySHA256 == c.Deployments[1].Results[i].BodySHA256 {
+			t.Errorf("row %d: page hashes %s, %s, %s; want the two ssatd runs alike and the other page different", i,
+				c.Deployments[0].Results[i].BodySHA256, c.Deployments[1].Results[i].BodySHA256, r.BodySHA256)
+		}
+	}
+	code, table, _ := measureRun(t, "-proxy", ssatd.URL+","+fastly.URL, "-url", "/news/a.html", "-host", measureDomain, "-runs", "1")
+	if code != 0 || !strings.Contains(table, "[2] vCPU ms") || !strings.Contains(table, "differs") || !strings.Contains(table, "1,365,106") {
+		t.Fatalf("table (exit %d):\n%s", code, table)
 	}
 }

@@ -20,14 +20,18 @@ type Request struct {
 	Path  string
 	Slots []ssat.Slot
 
-	PageURL   string       // the public URL of the page
-	Domain    string       // the public host name, without port
-	Secure    bool         // the client uses https
-	UserAgent string       // the client's User-Agent
-	IP        netip.Addr   // the client address, through trusted proxies only
-	Language  string       // ISO-639-1 code from Accept-Language
-	Consent   string       // the TCF v2 consent string, if the client sent one
-	Geo       *openrtb.Geo // device.geo, from [geo]; nil when unknown
+	PageURL   string     // the public URL of the page
+	Domain    string     // the public host name, without port
+	Secure    bool       // the client uses https
+	UserAgent string     // the client's User-Agent
+	IP        netip.Addr // the client address, through trusted proxies only
+	Language  string     // ISO-639-1 code from Accept-Language
+	Consent   string     // the TCF v2 consent string, if the client sent one
+	// Regs, when RegsSet, is the consent policy's regs (nil: none sent);
+	// otherwise regs.gdpr is OpenRTBOptions.GDPRApplies.
+	Regs    *openrtb.Regs
+	RegsSet bool
+	Geo     *openrtb.Geo // device.geo, from [geo]; nil when unknown
 }
 
 // Provider returns the winning bid per slot id. It must honour ctx.

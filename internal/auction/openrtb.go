@@ -414,11 +414,15 @@ func (p *OpenRTB) bidRequest(ctx context.Context, ep Endpoint, req Request) *ope
 	if req.Consent != "" {
 		br.User = &openrtb.User{Consent: req.Consent}
 	}
-	gdpr := int8(0)
-	if p.o.GDPRApplies {
-		gdpr = 1
+	if req.RegsSet {
+		br.Regs = req.Regs
+	} else {
+		gdpr := int8(0)
+		if p.o.GDPRApplies {
+			gdpr = 1
+		}
+		br.Regs = &openrtb.Regs{GDPR: &gdpr}
 	}
-	br.Regs = &openrtb.Regs{GDPR: &gdpr}
 	if dl, ok := ctx.Deadline(); ok {
 		// The time actually left; at least 1ms, since 0 means "no limit".
 		br.TMax = max(time.Until(dl).Milliseconds(), 1)

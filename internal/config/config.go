@@ -198,6 +198,9 @@ type ConsentConfig struct {
 	// RequireTCFPurpose1 runs the ad stack only for clients whose TCF v2
 	// string grants purpose 1.
 	RequireTCFPurpose1 bool `toml:"require_tcf_purpose1" env:"REQUIRE_TCF_PURPOSE1"`
+	// Policy and Jurisdiction: see consent.go.
+	Policy       string `toml:"policy" env:"POLICY"`
+	Jurisdiction string `toml:"jurisdiction" env:"JURISDICTION"`
 }
 
 // StaticBid is a canned bid served by the "static" auction provider, for

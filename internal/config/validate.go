@@ -47,6 +47,7 @@ func (c *Config) Validate() error {
 	c.validateCompute(&p)
 	c.validateGeo(&p)
 	c.validateBundle(&p)
+	c.validateConsent(&p)
 	for i, ua := range c.Bots.UserAgents {
 		if strings.TrimSpace(ua) == "" {
 			p.addf(fmt.Sprintf("bots.user_agents[%d]", i), "must not be empty")

@@ -26,7 +26,7 @@ const usage = `usage:
   ssatd measure -pages DIR [-config FILE] [-runs 5] [-format table|json|csv] [-out FILE]
                 [-chart FILE.svg] [-origin-gzip-level 6] [-origin-brotli-quality 5]
   ssatd measure -url URL [-url URL ...] [same flags]           live origins
-  ssatd measure -proxy URL -url PATH [-host HOST] [-runs 5] [-format ...] [-out FILE]
+  ssatd measure -proxy URL[,URL...] -url PATH [-host HOST] [-runs 5] [-format ...] [-out FILE]
                                                                a running daemon
 
 See docs/measuring.md.
@@ -56,7 +56,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 	)
 	fs.StringVar(&pages, "pages", "", "measure every *.html page of this folder")
 	fs.Var(&urls, "url", "a live origin URL to fetch and measure (repeatable); with -proxy, the page path to request")
-	fs.StringVar(&proxyURL, "proxy", "", "measure a running daemon at this base URL (needs its diagnostics headers and mode override on)")
+	fs.StringVar(&proxyURL, "proxy", "", "measure running deployments at these comma-separated base URLs, side by side: ssatd with debug.diagnostics_headers, or Trusted Server answering ?__ts_ssat_compression with x-ts-ssat-* headers")
 	fs.StringVar(&host, "host", "", "with -proxy: the Host header to send (default: publisher.domain of -config, else the proxy's host)")
 	fs.StringVar(&cfgPath, "config", "", "guest configuration (slots, auction, compression, delivery levels); default: one slot on every path, empty bids")
 	fs.IntVar(&runs, "runs", 5, "timed runs per mode (median reported), after one warm-up run")
@@ -133,17 +133,29 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 		if host == "" && cfg != nil {
 			host = cfg.Publisher.Domain
 		}
-		rep, err := Daemon(ctx, client, proxyURL, urls[0], host, runs)
-		if err != nil {
-			fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
-			return 1
+		var rep formats
+		var problems []string
+		if proxies := strings.Split(proxyURL, ","); len(proxies) > 1 {
+			c, err := Compare(ctx, client, proxies, urls[0], host, runs)
+			if err != nil {
+				fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+				return 1
+			}
+			rep, problems = c, c.Problems()
+		} else {
+			d, err := Daemon(ctx, client, proxyURL, urls[0], host, runs)
+			if err != nil {
+				fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+				return 1
+			}
+			rep, problems = d, d.Problems
 		}
 		if err := emit(stdout, outPath, inFormat(rep, format)); err != nil {
 			fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
 			return 1
 		}
-		if len(rep.Problems) > 0 {
-			for _, p := range rep.Problems {
+		if len(problems) > 0 {
+			for _, p := range problems {
 				fmt.Fprintf(stderr, "ssatd measure: %s\n", p)
 			}
 			return 1

@@ -3,7 +3,9 @@ package measure
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,7 +25,7 @@ type DaemonResult struct {
 	Mode            string  `json:"mode"`            // requested with the override: identity or mirror
 	AcceptEncoding  string  `json:"accept_encoding"` // the client's
 	Status          int     `json:"status"`          //
-	DiagMode        string  `json:"diag_mode"`       // X-Ssatd-Compression-Mode: offload or mirror
+	DiagMode        string  `json:"diag_mode"`       // offload or mirror (x-ts-ssat-compression-mode identity reads as offload)
 	OriginAE        string  `json:"origin_accept_encoding"`
 	OriginCoding    string  `json:"origin_coding"`
 	OutputCoding    string  `json:"output_coding"`    // what the guest emitted
@@ -35,7 +37,12 @@ type DaemonResult struct {
 	TTFBMS          float64 `json:"ttfb_ms"`
 	TotalMS         float64 `json:"total_ms"`
 	ProcessingMS    float64 `json:"processing_ms"` // trailer X-Ssatd-Processing-Ms
+	VCPUMS          float64 `json:"vcpu_ms"`       // x-ts-ssat-fastly-vcpu-ms, else X-Ssatd-Guest-Cpu-Ms
 	SameAsFirst     bool    `json:"same_as_first"` // decoded body equals the first pair's
+	BodySHA256      string  `json:"body_sha256,omitempty"`
+	// Headers says which set was read: "x-ts-ssat" (Trusted Server's, on
+	// Fastly or ssatd) or "x-ssatd".
+	Headers string `json:"headers"`
 }
 
 // DaemonReport is the -proxy result.
@@ -55,7 +62,7 @@ var daemonModes = []struct{ override, diag string }{{"identity", "offload"}, {"m
 var daemonEncodings = []string{"br", "gzip"}
 
 // debugAdvice is the fix when the daemon is not set up for -proxy.
-const debugAdvice = "turn on debug.diagnostics_headers = true and debug.allow_mode_override = true ([debug] in the daemon's configuration, or SSATD_DEBUG_DIAGNOSTICS_HEADERS=true and SSATD_DEBUG_ALLOW_MODE_OVERRIDE=true), and measure an SSAT-eligible page (a slot must match PATH)"
+const debugAdvice = "on ssatd turn on debug.diagnostics_headers = true ([debug] in the daemon's configuration, or SSATD_DEBUG_DIAGNOSTICS_HEADERS=true); on Trusted Server deploy the build that answers ?__ts_ssat_compression with x-ts-ssat-* headers; and measure an SSAT-eligible page (a slot must match PATH)"
 
 // checkDiagnostics stops the measurement at the first response that shows
 // the daemon is not set up for it: every other request would fail the
@@ -63,7 +70,7 @@ const debugAdvice = "turn on debug.diagnostics_headers = true and debug.allow_mo
 func checkDiagnostics(res DaemonResult, want string) error {
 	switch {
 	case res.DiagMode == "":
-		return fmt.Errorf("the daemon answered %d with no %s header: %s", res.Status, proxy.DiagMode, debugAdvice)
+		return fmt.Errorf("the daemon answered %d with neither %s nor %s: %s", res.Status, proxy.TSMode, proxy.DiagMode, debugAdvice)
 	case res.DiagMode != want:
 		return fmt.Errorf("the daemon ran mode %s where the override asked for %s, so the override was ignored: %s", res.DiagMode, want, debugAdvice)
 	}
@@ -84,7 +91,7 @@ func overrideURL(proxyURL, path, mode string) (string, error) {
 		return "", fmt.Errorf("-url %q: %v", path, err)
 	}
 	q := ref.Query()
-	q.Set(proxy.ModeOverrideParam, mode)
+	q.Set(proxy.TSModeParam, mode)
 	u := *base
 	u.Path = strings.TrimSuffix(base.Path, "/") + ref.Path
 	u.RawQuery = q.Encode()
@@ -106,7 +113,7 @@ func Daemon(ctx context.Context, client *http.Client, proxyURL, path, host strin
 		}
 		for _, ae := range daemonEncodings {
 			res := DaemonResult{Mode: m.override, AcceptEncoding: ae}
-			var ttfbs, totals, procs []float64
+			var ttfbs, totals, procs, vcpus []float64
 			var body []byte
 			for run := 0; run <= runs; run++ { // run 0 warms up
 				req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
@@ -123,17 +130,14 @@ func Daemon(ctx context.Context, client *http.Client, proxyURL, path, host strin
 				if err != nil {
 					return nil, fmt.Errorf("GET %s (Accept-Encoding %s): %w", target, ae, err)
 				}
+				d := readDiag(resp)
 				if run == 0 {
-					h := resp.Header
 					res.Status = resp.StatusCode
-					res.DiagMode = h.Get(proxy.DiagMode)
-					res.OriginAE = h.Get(proxy.DiagOriginAE)
-					res.OriginCoding = h.Get(proxy.DiagOriginCoding)
-					res.OutputCoding = h.Get(proxy.DiagOutputCoding)
-					res.Delivery = h.Get(proxy.DiagDelivery)
-					res.DeliveredCoding = orIdentity(h.Get("Content-Encoding"))
+					res.Headers, res.DiagMode = d.set, d.mode
+					res.OriginAE, res.OriginCoding, res.OutputCoding, res.Delivery = d.originAE, d.originCoding, d.outputCoding, d.delivery
+					res.DeliveredCoding = orIdentity(resp.Header.Get("Content-Encoding"))
 					res.DeliveredBytes = int64(len(raw))
-					res.ProcessedBytes, _ = strconv.ParseInt(resp.Trailer.Get(proxy.DiagProcessedBytes), 10, 64)
+					res.ProcessedBytes = d.processedBytes
 					body = raw
 					if err := checkDiagnostics(res, m.diag); err != nil {
 						return nil, err
@@ -142,10 +146,10 @@ func Daemon(ctx context.Context, client *http.Client, proxyURL, path, host strin
 				}
 				ttfbs = append(ttfbs, ms(ttfb))
 				totals = append(totals, ms(total))
-				p, _ := strconv.ParseFloat(resp.Trailer.Get(proxy.DiagProcessingMillis), 64)
-				procs = append(procs, p)
+				procs = append(procs, d.processingMS)
+				vcpus = append(vcpus, d.vcpuMS)
 			}
-			res.TTFBMS, res.TotalMS, res.ProcessingMS = Median(ttfbs), Median(totals), Median(procs)
+			res.TTFBMS, res.TotalMS, res.ProcessingMS, res.VCPUMS = Median(ttfbs), Median(totals), Median(procs), Median(vcpus)
 			if c, ok := compress.ParseContentEncoding(res.DeliveredCoding); ok {
 				if plain, err := decodeAll(c, body); err == nil {
 					res.DecodedBytes = int64(len(plain))
@@ -153,6 +157,8 @@ func Daemon(ctx context.Context, client *http.Client, proxyURL, path, host strin
 						first = plain
 					}
 					res.SameAsFirst = bytes.Equal(plain, first)
+					sum := sha256.Sum256(plain)
+					res.BodySHA256 = hex.EncodeToString(sum[:])
 				} else {
 					rep.Problems = append(rep.Problems, fmt.Sprintf("mode %s, Accept-Encoding %s: decode %s: %v", m.override, ae, c, err))
 				}

@@ -96,9 +96,13 @@ type User struct {
 	Consent string `json:"consent,omitempty"`
 }
 
-// Regs carries whether GDPR applies (§3.2.3; a first-class field since 2.6).
+// Regs carries whether GDPR applies and the US Privacy and GPP strings
+// (§3.2.3; first-class fields since 2.6).
 type Regs struct {
-	GDPR *int8 `json:"gdpr,omitempty"`
+	GDPR      *int8  `json:"gdpr,omitempty"`
+	USPrivacy string `json:"us_privacy,omitempty"`
+	GPP       string `json:"gpp,omitempty"`
+	GPPSID    []int  `json:"gpp_sid,omitempty"`
 }
 
 // BidResponse is the top-level response object (§4.2.1).

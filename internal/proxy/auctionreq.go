@@ -11,8 +11,8 @@ import (
 
 	"github.com/ssatd/ssatd/internal/auction"
 	"github.com/ssatd/ssatd/internal/config"
+	privacy "github.com/ssatd/ssatd/internal/consent"
 	"github.com/ssatd/ssatd/internal/ssat"
-	"github.com/ssatd/ssatd/internal/tcf"
 )
 
 // providerFromConfig builds the auction provider named in the
@@ -52,24 +52,10 @@ func providerFromConfig(cfg *config.Config, log *zap.Logger, stats *auction.Stat
 	return auction.None{}
 }
 
-// consent reads the client's TCF v2 string (cookie euconsent-v2) and
-// whether it grants purpose 1, storage and access on the device.
-func consent(r *http.Request) (s string, purpose1 bool) {
-	c, err := r.Cookie(tcf.CookieName)
-	if err != nil || c.Value == "" {
-		return "", false
-	}
-	d, err := tcf.Decode(c.Value)
-	if err != nil {
-		return c.Value, false
-	}
-	return c.Value, d.Purpose(1)
-}
-
 // auctionRequest is what the auction may know of the client request: the
 // page, the browser's User-Agent and language, its address and its consent
-// string. No cookie or other header is passed on.
-func (g *Guest) auctionRequest(x *exchange, r *http.Request, consent string) auction.Request {
+// decision. No cookie or other header is passed on.
+func (g *Guest) auctionRequest(x *exchange, r *http.Request, d privacy.Decision) auction.Request {
 	host := x.view.host
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
@@ -83,7 +69,9 @@ func (g *Guest) auctionRequest(x *exchange, r *http.Request, consent string) auc
 		UserAgent: r.UserAgent(),
 		IP:        g.hosts.clientIP(r, x.view),
 		Language:  language(r.Header.Get("Accept-Language")),
-		Consent:   consent,
+		Consent:   d.Consent,
+		Regs:      d.Regs,
+		RegsSet:   true,
 		Geo:       g.geoFor(r, x.view),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	privacy "github.com/ssatd/ssatd/internal/consent"
 	"github.com/ssatd/ssatd/internal/ssat"
 )
 
@@ -17,7 +18,7 @@ const (
 	ineligibleBot        = "bot"
 	ineligibleNoSlot     = "no_slot"
 	ineligibleNoAuction  = "auction_disabled"
-	ineligibleConsent    = "consent" // [consent] require_tcf_purpose1 and no purpose 1 consent
+	ineligibleConsent    = "consent" // the consent policy refuses (consentgate.go)
 	ineligibleNone       = ""
 	secFetchDestDocument = "document"
 )
@@ -25,23 +26,23 @@ const (
 // decideEligibility decides whether the request is SSAT-eligible and, if
 // it is, its slots (docs/behaviour.md, "Eligibility"): x.ineligible,
 // x.eligible, x.slots and x.adPath. It returns the request's consent
-// string, for the auction.
-func (g *Guest) decideEligibility(x *exchange, r *http.Request) (consentString string) {
+// decision, for the auction.
+func (g *Guest) decideEligibility(x *exchange, r *http.Request) (d privacy.Decision) {
 	x.ineligible = g.eligibility(r)
 	if x.ineligible == ineligibleNone {
 		x.slots = g.matchSlots(r.URL.Path)
-		var purpose1 bool
-		consentString, purpose1 = consent(r)
 		switch {
 		case len(x.slots) == 0:
 			x.ineligible = ineligibleNoSlot
-		case g.needPurpose1 && !purpose1:
-			x.ineligible = ineligibleConsent
+		default:
+			if d = g.decideConsent(x, r); !d.Allowed {
+				x.ineligible = ineligibleConsent
+			}
 		}
 	}
 	x.eligible = x.ineligible == ineligibleNone
 	x.adPath = x.eligible || (g.auctionEnabled && g.hasSlot(r.URL.Path))
-	return consentString
+	return d
 }
 
 // eligibility applies the gates of "Eligibility" in docs/behaviour.md that

@@ -41,6 +41,7 @@ import (
 	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
+	privacy "github.com/ssatd/ssatd/internal/consent"
 	"github.com/ssatd/ssatd/internal/metrics"
 	"github.com/ssatd/ssatd/internal/rewrite"
 	"github.com/ssatd/ssatd/internal/ssat"
@@ -110,7 +111,7 @@ type pageOptions struct {
 	auctionEnabled bool
 	auctionTimeout time.Duration
 	provider       auction.Provider
-	needPurpose1   bool // [consent] require_tcf_purpose1
+	consent        privacy.Options
 	bundle         []byte
 	bundleHash     string
 	bundleTag      []byte
@@ -238,7 +239,7 @@ func newPageOptions(cfg *config.Config, js []byte, userBundle bool) pageOptions 
 		slots:          cfg.CreativeOpportunities.Slots,
 		auctionEnabled: cfg.Auction.Enabled,
 		auctionTimeout: time.Duration(cfg.Auction.TimeoutMS) * time.Millisecond,
-		needPurpose1:   cfg.Consent.RequireTCFPurpose1,
+		consent:        consentOptions(&cfg.Consent),
 		cacheControl:   cfg.Publisher.SSATCacheControl,
 		bundle:         js,
 		userBundle:     userBundle,
@@ -458,12 +459,12 @@ func (g *Guest) end(r *http.Request, x *exchange) {
 // that is known from the request alone (docs/behaviour.md, "Eligibility", "SSAT injection": the auction runs
 // concurrently with the origin fetch).
 func (g *Guest) prepare(x *exchange, r *http.Request) {
-	consentString := g.decideEligibility(x, r)
+	decision := g.decideEligibility(x, r)
 	x.mode = g.modeFor(x, r)
 	x.ctx, x.cancel = context.WithCancelCause(r.Context())
 	if x.eligible && r.Method == http.MethodGet {
 		x.auctionStart = time.Now()
-		x.auction = auction.Start(g.auctionContext(x), g.provider, g.auctionRequest(x, r, consentString), g.auctionTimeout)
+		x.auction = auction.Start(g.auctionContext(x), g.provider, g.auctionRequest(x, r, decision), g.auctionTimeout)
 	}
 }
 

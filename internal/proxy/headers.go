@@ -121,4 +121,5 @@ func applyDiagnostics(resp *http.Response, x *exchange, out compress.Coding, pla
 	resp.Trailer[DiagProcessedBytes] = nil
 	resp.Trailer[DiagProcessingMillis] = nil
 	resp.Trailer[DiagGuestCPUMillis] = nil
+	applyTSDiagnostics(resp, x, out, platform, canHint)
 }

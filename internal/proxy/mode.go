@@ -19,7 +19,9 @@ const (
 // the pipeline route) is checked when the response arrives.
 //
 // With debug.allow_mode_override a request may force the mode of an
-// eligible page with ?__ssatd_compression=identity|mirror (for measuring).
+// eligible page with ?__ssatd_compression=identity|mirror (for measuring);
+// with it or debug.diagnostics_headers, Trusted Server's
+// ?__ts_ssat_compression does the same (tsdiag.go).
 func (g *Guest) modeFor(x *exchange, r *http.Request) mode {
 	if g.allowOverride && x.eligible {
 		switch r.URL.Query().Get(ModeOverrideParam) {
@@ -27,6 +29,11 @@ func (g *Guest) modeFor(x *exchange, r *http.Request) mode {
 			return modeOffload
 		case "mirror":
 			return modeMirror
+		}
+	}
+	if (g.diagnostics || g.allowOverride) && x.eligible {
+		if m, ok := tsOverride(r.URL.Query()); ok {
+			return m
 		}
 	}
 	if g.offload && x.eligible {
@@ -41,10 +48,11 @@ const ModeOverrideParam = "__ssatd_compression"
 // stripModeOverride removes the override parameter before the origin
 // request: it is ssatd's, not the publisher's.
 func stripModeOverride(u *url.URL) {
-	if !strings.Contains(u.RawQuery, ModeOverrideParam) {
+	if !strings.Contains(u.RawQuery, ModeOverrideParam) && !strings.Contains(u.RawQuery, TSModeParam) {
 		return
 	}
 	q := u.Query()
 	q.Del(ModeOverrideParam)
+	q.Del(TSModeParam)
 	u.RawQuery = q.Encode()
 }

@@ -71,13 +71,13 @@ func (g *Guest) servePageBids(w http.ResponseWriter, r *http.Request, x *exchang
 // no auction (publisher.rs, handle_page_bids).
 func (g *Guest) pageBids(r *http.Request, x *exchange, path string) pageBidsAnswer {
 	slots := g.matchSlots(path)
-	consentString, purpose1 := consent(r)
+	decision := g.decideConsent(x, r)
 	answer := pageBidsAnswer{Slots: []ssat.Slot{}, Bids: map[string]ssat.Bid{}}
 	switch {
 	case !g.auctionEnabled:
 		x.ineligible = ineligibleNoAuction
 		return answer
-	case g.needPurpose1 && !purpose1:
+	case !decision.Allowed:
 		x.ineligible = ineligibleConsent
 		return answer
 	}
@@ -101,7 +101,7 @@ func (g *Guest) pageBids(r *http.Request, x *exchange, path string) pageBidsAnsw
 		x.slots = slots
 		x.eligible = true
 		pageURL := x.view.scheme + "://" + x.view.host + path
-		answer.Bids = g.runCallbackAuction(r, x, g.callbackAuctionRequest(x, r, consentString, pageURL))
+		answer.Bids = g.runCallbackAuction(r, x, g.callbackAuctionRequest(x, r, decision, pageURL))
 	}
 	return answer
 }

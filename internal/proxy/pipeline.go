@@ -341,6 +341,7 @@ func (p *pipeline) run() {
 			if p.x.cpuMeasured {
 				p.trailer.Set(DiagGuestCPUMillis, strconv.FormatFloat(millis(p.g.platformCPU(p.x.guestCPU)), 'f', 3, 64))
 			}
+			p.g.setTSTrailers(p.trailer, p.x)
 			p.x.mu.Unlock()
 		case <-p.x.ctx.Done():
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ssatd/ssatd/internal/auction"
 	"github.com/ssatd/ssatd/internal/compress"
+	privacy "github.com/ssatd/ssatd/internal/consent"
 	"github.com/ssatd/ssatd/internal/ssat"
 )
 
@@ -75,8 +76,8 @@ func (g *Guest) runCallbackAuction(r *http.Request, x *exchange, req auction.Req
 
 // callbackAuctionRequest is what the auction may know of a callback: the
 // same client facts a page's auction gets, for the page at pagePath.
-func (g *Guest) callbackAuctionRequest(x *exchange, r *http.Request, consent, pageURL string) auction.Request {
-	req := g.auctionRequest(x, r, consent)
+func (g *Guest) callbackAuctionRequest(x *exchange, r *http.Request, d privacy.Decision, pageURL string) auction.Request {
+	req := g.auctionRequest(x, r, d)
 	req.PageURL = pageURL
 	if u, err := url.Parse(pageURL); err == nil {
 		req.Path = u.Path

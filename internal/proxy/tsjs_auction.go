@@ -157,17 +157,17 @@ func (g *Guest) serveAuction(w http.ResponseWriter, r *http.Request, x *exchange
 	}
 	x.slots = slots
 	bids := map[string]ssat.Bid{}
-	consentString, purpose1 := consent(r)
+	decision := g.decideConsent(x, r)
 	switch {
 	case !g.auctionEnabled:
 		x.ineligible = ineligibleNoAuction
-	case g.needPurpose1 && !purpose1:
+	case !decision.Allowed:
 		// Upstream's /auction consent gate answers no bids and calls no
 		// provider (auction/endpoints.rs, consent_allows_server_side_auction).
 		x.ineligible = ineligibleConsent
 	case len(slots) > 0:
 		x.eligible = true
-		req := g.callbackAuctionRequest(x, r, consentString, callbackPageURL(r, x.view))
+		req := g.callbackAuctionRequest(x, r, decision, callbackPageURL(r, x.view))
 		bids = g.runCallbackAuction(r, x, req)
 	}
 	writeJSON(w, openRTBResponse(slots, bids, x.auctionTook.Milliseconds()))

@@ -1,0 +1,190 @@
+package consent
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ssatd/ssatd/internal/openrtb"
+	"github.com/ssatd/ssatd/internal/tcf"
+)
+
+// Policy is consent.policy.
+type Policy string
+
+// The policies (docs/behaviour.md, "Consent").
+const (
+	// PolicyOff runs the auction whatever the client's signals.
+	PolicyOff Policy = "off"
+	// PolicyTCF runs it only when euconsent-v2 grants TCF purpose 1.
+	PolicyTCF Policy = "tcf"
+	// PolicyUpstream decides as Trusted Server does.
+	PolicyUpstream Policy = "upstream"
+)
+
+// Cookie and header names, as upstream's constants.rs.
+const (
+	CookieGPP       = "__gpp"
+	CookieGPPSID    = "__gpp_sid"
+	CookieUSPrivacy = "us_privacy"
+	HeaderGPC       = "Sec-GPC"
+)
+
+// maxConsentAge is upstream's default consent.max_consent_age_days (395,
+// consent_config.rs): an older TCF string counts as no consent.
+const maxConsentAge = 395 * 24 * time.Hour
+
+// Options configure Decide.
+type Options struct {
+	Policy Policy
+	// GDPRApplies is regs.gdpr under the off and tcf policies.
+	GDPRApplies bool
+	// Jurisdiction, when set, replaces the one from the client's country.
+	Jurisdiction Jurisdiction
+	// Now is the clock for the consent-age check; time.Now when nil.
+	Now func() time.Time
+}
+
+// Decision is what the auction may do and send.
+type Decision struct {
+	// Allowed: the server-side auction may run.
+	Allowed bool
+	// Consent is user.consent: the euconsent-v2 string as sent.
+	Consent string
+	// Regs is the bid request's regs; nil when there is nothing to say.
+	Regs         *openrtb.Regs
+	Jurisdiction Jurisdiction
+	// Problems are the strings that did not decode, each counted as no
+	// consent; the caller logs them once for the request.
+	Problems []error
+}
+
+// Decide reads the request's consent signals and decides under o.Policy.
+// country and region locate the client ([geo]); both may be empty.
+func (o *Options) Decide(r *http.Request, country, region string) Decision {
+	tc := cookie(r, tcf.CookieName)
+	if o.Policy != PolicyUpstream {
+		return o.decideTCF(tc)
+	}
+	d := Decision{Consent: tc, Jurisdiction: o.Jurisdiction}
+	if d.Jurisdiction == "" {
+		d.Jurisdiction = JurisdictionOf(country, region)
+	}
+	var tcfConsent *tcf.Consent
+	if tc != "" {
+		c, err := tcf.Decode(tc)
+		d.problem(tcf.CookieName, err)
+		tcfConsent = c
+	}
+	rawGPP, rawSID := cookie(r, CookieGPP), cookie(r, CookieGPPSID)
+	var sid []int
+	if rawGPP != "" {
+		g, err := DecodeGPP(rawGPP)
+		d.problem(CookieGPP, err)
+		if g != nil {
+			sid = g.SectionIDs
+			d.Problems = append(d.Problems, g.Problems...)
+			if tcfConsent == nil {
+				tcfConsent = g.TCF
+			}
+		}
+	}
+	if sid == nil && rawSID != "" {
+		sid = ParseSID(rawSID)
+	}
+	if tcfConsent != nil && o.now().Sub(tcfConsent.LastUpdated) > maxConsentAge {
+		d.Problems = append(d.Problems, fmt.Errorf("tcf consent last updated %s, older than %d days", tcfConsent.LastUpdated.Format(time.DateOnly), maxConsentAge/(24*time.Hour)))
+		tcfConsent = nil
+	}
+	gdprApplies := tc != "" || slices.Contains(sid, SectionTCFEUv2)
+	needPurpose1 := gdprApplies || d.Jurisdiction == JurisdictionGDPR || d.Jurisdiction == JurisdictionUnknown
+	d.Allowed = !needPurpose1 || (tcfConsent != nil && tcfConsent.Purpose(1))
+	usp := o.usPrivacy(r, &d)
+	d.Regs = regs(gdprApplies, d.Jurisdiction, usp, rawGPP, sid, gpc(r))
+	return d
+}
+
+// decideTCF is the off and tcf policies: euconsent-v2 alone.
+func (o *Options) decideTCF(tc string) Decision {
+	d := Decision{Consent: tc, Allowed: o.Policy == PolicyOff}
+	if tc != "" {
+		c, err := tcf.Decode(tc)
+		d.problem(tcf.CookieName, err)
+		if c != nil && c.Purpose(1) {
+			d.Allowed = true
+		}
+	}
+	gdpr := int8(0)
+	if o.GDPRApplies {
+		gdpr = 1
+	}
+	d.Regs = &openrtb.Regs{GDPR: &gdpr}
+	return d
+}
+
+// usPrivacy is regs.us_privacy: the cookie as sent, or, in a US state
+// with a privacy law, "1YYN" from Sec-GPC: 1 when the cookie is absent or
+// undecodable (upstream's apply_gpc_us_privacy with its defaults
+// notice_given = true, lspa_covered = false).
+func (o *Options) usPrivacy(r *http.Request, d *Decision) string {
+	raw := cookie(r, CookieUSPrivacy)
+	decoded := false
+	if raw != "" {
+		_, err := DecodeUSPrivacy(raw)
+		d.problem(CookieUSPrivacy, err)
+		decoded = err == nil
+	}
+	if !decoded && gpc(r) && d.Jurisdiction.IsUSState() {
+		return USPrivacy{Notice: 'Y', OptOutSale: 'Y', LSPA: 'N'}.String()
+	}
+	return raw
+}
+
+// regs is upstream's build_regs (integrations/prebid.rs): nothing when
+// there is no signal; gdpr 1 when a TCF signal is present or in a GDPR
+// jurisdiction, omitted when the jurisdiction is unknown, else 0.
+func regs(gdprApplies bool, j Jurisdiction, usp, gpp string, sid []int, gpc bool) *openrtb.Regs {
+	if !gdprApplies && usp == "" && gpp == "" && sid == nil && !gpc {
+		return nil
+	}
+	r := &openrtb.Regs{USPrivacy: usp, GPP: gpp, GPPSID: sid}
+	switch {
+	case gdprApplies || j == JurisdictionGDPR:
+		one := int8(1)
+		r.GDPR = &one
+	case j != JurisdictionUnknown:
+		zero := int8(0)
+		r.GDPR = &zero
+	}
+	return r
+}
+
+func (d *Decision) problem(name string, err error) {
+	if err != nil {
+		d.Problems = append(d.Problems, fmt.Errorf("%s: %w", name, err))
+	}
+}
+
+func (o *Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+// gpc: Sec-GPC: 1 (Global Privacy Control, section 3.3).
+func gpc(r *http.Request) bool { return strings.TrimSpace(r.Header.Get(HeaderGPC)) == "1" }
+
+func cookie(r *http.Request, name string) string {
+	c, err := r.Cookie(name)
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
+// Err joins the problems for one log field; nil when there are none.
+func (d *Decision) Err() error { return errors.Join(d.Problems...) }
