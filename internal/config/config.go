@@ -42,6 +42,7 @@ type Config struct {
 	Compute               ComputeConfig         `toml:"compute" envPrefix:"COMPUTE_"`
 	Geo                   GeoConfig             `toml:"geo" envPrefix:"GEO_"`
 	Bundle                BundleConfig          `toml:"bundle" envPrefix:"BUNDLE_"`
+	Tracing               TracingConfig         `toml:"tracing" envPrefix:"TRACING_"`
 }
 
 // BundleConfig is the [bundle] section: which client bundle pages load.
@@ -395,6 +396,7 @@ func Defaults() *Config {
 			UserAgents: []string{"Googlebot", "Bingbot", "AhrefsBot", "SemrushBot", "DotBot"},
 		},
 		Compute: ComputeConfig{Limits: ComputeLimitsNone, CPUScale: 1},
+		Tracing: TracingConfig{SampleRatio: 1},
 	}
 }
 

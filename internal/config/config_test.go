@@ -427,6 +427,7 @@ func TestEnvNames(t *testing.T) {
 		"SSATD_COMPUTE_CPU_BUDGET_MS", "SSATD_COMPUTE_CPU_SCALE",
 		"SSATD_GEO_COUNTRY", "SSATD_GEO_REGION", "SSATD_GEO_CITY", "SSATD_GEO_LATITUDE", "SSATD_GEO_LONGITUDE", "SSATD_GEO_COUNTRY_HEADER",
 		"SSATD_BUNDLE_FILE",
+		"SSATD_TRACING_ENDPOINT", "SSATD_TRACING_SAMPLE_RATIO", "SSATD_TRACING_SERVICE_NAME",
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("environment variable names:\n got %v\nwant %v", names, want)

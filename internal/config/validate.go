@@ -48,6 +48,7 @@ func (c *Config) Validate() error {
 	c.validateGeo(&p)
 	c.validateBundle(&p)
 	c.validateConsent(&p)
+	c.validateTracing(&p)
 	for i, ua := range c.Bots.UserAgents {
 		if strings.TrimSpace(ua) == "" {
 			p.addf(fmt.Sprintf("bots.user_agents[%d]", i), "must not be empty")
