@@ -136,7 +136,8 @@ func (d *daemon) swap(gen *generation, held []string) reloadResult {
 	return r
 }
 
-// restartKeys are the keys a reload cannot apply: the listeners' addresses,
+// restartKeys are the [server] keys a reload cannot apply (holdRestartKeys
+// adds [tracing]): the listeners' addresses,
 // whether server.listen speaks TLS, and the settings of the client
 // http.Server, which cannot change while it serves. The certificate files
 // themselves do reload (daemon.certificate).
@@ -184,6 +185,11 @@ func holdRestartKeys(running, next *config.Config) []string {
 		if k.hold(&running.Server, &next.Server) {
 			held = append(held, k.key)
 		}
+	}
+	// The tracer provider is process-wide (tracing.go).
+	if running.Tracing != next.Tracing {
+		next.Tracing = running.Tracing
+		held = append(held, "tracing")
 	}
 	return held
 }

@@ -60,6 +60,14 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, envi
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	d.reloadOn(hup, path, environ)
+	tr, err := startTracing(ctx, &cfg.Tracing, environ)
+	if err != nil {
+		ls.closeBound()
+		log.Error("start failed", zap.String("key", "tracing"), zap.Error(err))
+		return 1
+	}
+	d.useTracing(tr)
+	defer d.stopTracing()
 	if err := d.run(ctx, ls); err != nil {
 		log.Error("stopped with error", zap.Error(err))
 		return 1
@@ -107,6 +115,7 @@ type daemon struct {
 	reloads      *prometheus.CounterVec
 	source       *reloadSource      // nil: no reloads
 	onReload     func(reloadResult) // tests: called after each reload
+	tracing      *tracing           // nil: off
 	ready        atomic.Bool
 	client       *http.Server
 	admin        *http.Server

@@ -120,6 +120,7 @@ func (c *Call) offer(p Progress) {
 func Start(ctx context.Context, p Provider, req Request, timeout time.Duration) *Call {
 	deadline := time.Now().Add(timeout)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
+	ctx, span := startAuctionSpan(ctx)
 	c := &Call{p: p, done: make(chan struct{}), deadline: deadline, cancel: cancel}
 	switch p.(type) {
 	case None, Static:
@@ -129,6 +130,7 @@ func Start(ctx context.Context, p Provider, req Request, timeout time.Duration) 
 		// never fail, and answer even past a deadline of zero.
 		bids, _ := p.Bids(ctx, req)
 		c.final = Progress{Bids: bids, Tally: Tally{Sources: 1, Answered: 1}}
+		endAuctionSpan(span, c.final)
 		close(c.done)
 		return c
 	}
@@ -139,6 +141,7 @@ func Start(ctx context.Context, p Provider, req Request, timeout time.Duration) 
 	}
 	go func() {
 		defer close(c.done)
+		defer func() { endAuctionSpan(span, c.final) }()
 		if partial {
 			c.final = pp.BidsPartial(ctx, req, c.offer)
 			return

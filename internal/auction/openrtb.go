@@ -251,7 +251,9 @@ func (p *OpenRTB) call(ctx context.Context, i int, req Request) ([]candidate, st
 		ctx, cancel = context.WithTimeout(ctx, ep.Timeout)
 		defer cancel()
 	}
+	ctx, span := startEndpointSpan(ctx, ep.Name)
 	cands, res := p.exchange(ctx, i, req)
+	endEndpointSpan(span, res, len(cands))
 	p.o.Stats.observe(ep.Name, time.Since(start), res.outcome, res.reason)
 	observe(ctx, EndpointResult{Endpoint: ep.Name, Outcome: res.outcome, Reason: res.reason, Status: res.status, Duration: time.Since(start)})
 	fields := []zap.Field{zap.String("endpoint", ep.Name), zap.String("outcome", res.outcome),
@@ -291,6 +293,7 @@ func (p *OpenRTB) exchange(ctx context.Context, i int, req Request) ([]candidate
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("X-Openrtb-Version", openrtb.Version)
 	hreq.Header.Set("User-Agent", p.o.UserAgent)
+	injectTraceparent(ctx, hreq.Header)
 	resp, err := p.client.Do(hreq)
 	if err != nil {
 		return nil, p.failure(ctx, ReasonNoAnswer, err)

@@ -201,7 +201,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	}
 	g.rp = &httputil.ReverseProxy{
 		Rewrite:        g.rewriteOriginRequest,
-		Transport:      wholePages{rt: transport},
+		Transport:      wholePages{rt: tracedOrigin{rt: transport}},
 		ModifyResponse: g.modifyResponse,
 		ErrorHandler:   g.errorHandler,
 		// The pipeline already batches its output by latency; pass-through

@@ -85,6 +85,7 @@ func (g *Guest) record(r *http.Request, x *exchange, d *ssat.Delivery) {
 	if x.err != nil {
 		fields = append(fields, zap.NamedError("error", x.err))
 	}
+	annotateRequestSpan(r, x)
 	g.log.Info("access", fields...)
 }
 

@@ -1,0 +1,117 @@
+package proxy
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"sync"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// tracerName names the tracer taken from otel's global provider, a no-op
+// until the daemon installs one ([tracing]). It is asked for at each span,
+// not kept: a tracer taken before the provider was installed would stay
+// bound to the first one installed. Spans are only made under a request
+// span that the daemon started, so with tracing off nothing here runs.
+const tracerName = "github.com/ssatd/ssatd/internal/proxy"
+
+// annotateRequestSpan puts the access line's decisions on the request's
+// span: route, mode, eligibility, outcome and failure reason.
+func annotateRequestSpan(r *http.Request, x *exchange) {
+	span := trace.SpanFromContext(r.Context())
+	if !span.IsRecording() {
+		return
+	}
+	span.SetAttributes(
+		attribute.String("ssatd.route", string(x.route)),
+		attribute.String("ssatd.mode", labelOr(string(x.mode))),
+		attribute.Bool("ssatd.eligible", x.eligible),
+		attribute.String("ssatd.outcome", x.outcome),
+		attribute.Int("http.response.status_code", x.status),
+	)
+	if !x.eligible && x.ineligible != "" {
+		span.SetAttributes(attribute.String("ssatd.ineligible", x.ineligible))
+	}
+	if x.auctionOut != "" {
+		span.SetAttributes(attribute.String("ssatd.auction", string(x.auctionOut)))
+	}
+	if x.reason != reasonNone {
+		span.SetAttributes(attribute.String("ssatd.reason", x.reason.String()))
+		span.SetStatus(codes.Error, x.reason.String())
+	}
+}
+
+// tracedOrigin makes the "origin fetch" span of each origin request, from
+// sending it to the end of its body, with events for the connection and
+// the response headers, and sends the span's traceparent to the origin.
+type tracedOrigin struct{ rt http.RoundTripper }
+
+func (t tracedOrigin) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return t.rt.RoundTrip(req)
+	}
+	ctx, span := otel.Tracer(tracerName).Start(ctx, "origin fetch", trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("http.request.method", req.Method), attribute.String("server.address", req.URL.Host)))
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(i httptrace.GotConnInfo) {
+			span.AddEvent("connection", trace.WithAttributes(attribute.Bool("reused", i.Reused)))
+		},
+		GotFirstResponseByte: func() { span.AddEvent("response headers") },
+	})
+	// A RoundTripper must not change the request it was given.
+	req = req.Clone(ctx)
+	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
+	resp, err := t.rt.RoundTrip(req)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, "origin request failed")
+		span.End()
+		return nil, err
+	}
+	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
+	resp.Body = &spanBody{ReadCloser: resp.Body, span: span}
+	return resp, nil
+}
+
+// spanBody ends the origin span when the body ends: at EOF, at a read
+// error, or at Close, whichever comes first.
+type spanBody struct {
+	io.ReadCloser
+	span trace.Span
+	n    int64
+	once sync.Once
+}
+
+func (b *spanBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	if err != nil {
+		b.end(err)
+	}
+	return n, err
+}
+
+func (b *spanBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.end(nil)
+	return err
+}
+
+func (b *spanBody) end(err error) {
+	b.once.Do(func() {
+		b.span.SetAttributes(attribute.Int64("ssatd.origin_body_bytes", b.n))
+		if err != nil && err != io.EOF {
+			b.span.RecordError(err)
+			b.span.SetStatus(codes.Error, "origin body: "+strconv.Quote(err.Error()))
+		}
+		b.span.AddEvent("body end")
+		b.span.End()
+	})
+}
