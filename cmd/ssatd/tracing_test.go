@@ -210,7 +210,8 @@ const sentParent = "00f067aa0ba902b7"
 
 // TestTracingSpanTreeForAPageWithASlowEndpoint: with [tracing] on, a page
 // from a trusted proxy continues the proxy's trace: the request span, its
-// origin fetch and auction, and under the auction one span per endpoint
+// origin fetch, page gate wait, rewrite, edge compression and auction, and
+// under the auction one span per endpoint
 // with its outcome, the slow one a timeout that lasted its timeout. The
 // origin and both endpoints get traceparents of the spans that called
 // them.
@@ -244,7 +245,14 @@ func TestTracingSpanTreeForAPageWithASlowEndpoint(t *testing.T) {
 		t.Errorf("request span parent %s kind %v, want the proxy's span %s, server", parentOf(reqSpan), reqSpan.GetKind(), sentParent)
 	}
 	reqID := hex.EncodeToString(reqSpan.GetSpanId())
-	for _, s := range []*tracepb.Span{originSpan, auctionSpan} {
+	gateSpan, rewriteSpan, edgeSpan := one("page gate wait"), one("rewrite"), one("edge compression")
+	if n := spanAttr(rewriteSpan, "ssatd.origin_body_bytes"); n == "" || n == "0" {
+		t.Errorf("rewrite span origin_body_bytes = %q, want the page's size", n)
+	}
+	if c := spanAttr(edgeSpan, "ssatd.edge.coding"); c != "identity" {
+		t.Errorf("edge span coding = %q, want identity (the client accepts no coding)", c)
+	}
+	for _, s := range []*tracepb.Span{originSpan, auctionSpan, gateSpan, rewriteSpan, edgeSpan} {
 		if parentOf(s) != reqID {
 			t.Errorf("%q has parent %s, want the request span %s", s.GetName(), parentOf(s), reqID)
 		}

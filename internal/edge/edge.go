@@ -85,6 +85,7 @@ func New(next http.Handler, o Options) (*Edge, error) {
 
 func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d := &ssat.Delivery{}
+	span := startSpan(r.Context())
 	ew := &writer{
 		ResponseWriter: w,
 		e:              e,
@@ -104,6 +105,7 @@ func (e *Edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ew.abandon()
 		}
 		ew.report(d)
+		endSpan(span, d)
 		d.Finish()
 		if completed && d.Err != nil {
 			// A response the client did not receive whole is aborted like

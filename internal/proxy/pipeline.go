@@ -147,7 +147,7 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	}
 	// Decoder, rewriter and encoder state exist only inside a page slot
 	// (admission.go); the slot is the pipeline's from `go p.run()` on.
-	slot, err := g.pages.admit(x.ctx)
+	slot, err := g.admitPage(x.ctx)
 	if err != nil {
 		return err
 	}
@@ -303,7 +303,7 @@ func (p *pipeline) run() {
 	defer p.slot.release() // before done: a finished request has freed its slot
 	defer p.body.Close()
 	defer p.recoverPanic()
-	st, cpu, measured, err := p.timedProcess()
+	st, cpu, measured, err := p.tracedProcess()
 	if err != nil {
 		if p.first.failed(err) {
 			// Nothing was sent: startPipeline answers with an error.

@@ -1,17 +1,21 @@
 package proxy
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptrace"
 	"strconv"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/ssatd/ssatd/internal/rewrite"
 )
 
 // tracerName names the tracer taken from otel's global provider, a no-op
@@ -114,4 +118,52 @@ func (b *spanBody) end(err error) {
 		b.span.AddEvent("body end")
 		b.span.End()
 	})
+}
+
+// startSpan starts a child of the request's span; nil when the request
+// has none (tracing off).
+func startSpan(ctx context.Context, name string) trace.Span {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return nil
+	}
+	_, span := otel.Tracer(tracerName).Start(ctx, name)
+	return span
+}
+
+// endSpan ends span (nil-safe), marking it failed with err.
+func endSpan(span trace.Span, err error, attrs ...attribute.KeyValue) {
+	if span == nil {
+		return
+	}
+	span.SetAttributes(attrs...)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
+
+// admitPage is the page gate (admission.go) with its wait as a span.
+func (g *Guest) admitPage(ctx context.Context) (*pageSlot, error) {
+	span := startSpan(ctx, "page gate wait")
+	slot, err := g.pages.admit(ctx)
+	endSpan(span, err)
+	return slot, err
+}
+
+// tracedProcess is timedProcess as the "rewrite" span: decode, rewrite
+// and encode of the whole page, with the origin bytes read and the guest
+// CPU spent.
+func (p *pipeline) tracedProcess() (st rewrite.Stats, cpu time.Duration, ok bool, err error) {
+	span := startSpan(p.x.ctx, "rewrite")
+	st, cpu, ok, err = p.timedProcess()
+	if span != nil {
+		attrs := []attribute.KeyValue{attribute.Int64("ssatd.origin_body_bytes", p.body.Count()),
+			attribute.String("ssatd.output_coding", string(p.coding))}
+		if ok {
+			attrs = append(attrs, attribute.Float64("ssatd.guest_cpu_ms", float64(cpu)/float64(time.Millisecond)))
+		}
+		endSpan(span, err, attrs...)
+	}
+	return st, cpu, ok, err
 }
