@@ -34,7 +34,7 @@ func invoke(t *testing.T, args []string, environ []string) result {
 }
 
 // writeConfig writes a configuration file into a fresh temporary folder.
-func writeConfig(t *testing.T, content string) string {
+func writeConfig(t testing.TB, content string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "ssatd.toml")
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
