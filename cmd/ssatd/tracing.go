@@ -133,6 +133,12 @@ func trustedPeer(cfg func() *config.Config) func(r *http.Request) bool {
 // useTracing serves client requests under t's request spans.
 func (d *daemon) useTracing(t *tracing) {
 	d.tracing = t
+	if t.provider != nil {
+		// An export that fails (the collector is down) is a log line like
+		// any other, not a line of otel's own on stderr.
+		log := d.log.Named("tracing")
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing: export failed", zap.Error(err)) }))
+	}
 	d.client.Handler = t.traced(trustedPeer(d.config), d)
 }
 

@@ -170,6 +170,7 @@ service_name = "ssatd-test"
 	t.Cleanup(func() {
 		otel.SetTracerProvider(noop.NewTracerProvider())
 		otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator())
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {})) // the handler logged to this test
 	})
 	d.useTracing(tr)
 	ls := &listeners{}
