@@ -54,7 +54,7 @@ func BenchmarkPageTracing(b *testing.B) {
 				d.stopTracing()
 				otel.SetTracerProvider(noop.NewTracerProvider())
 				otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator())
-		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {})) // the handler logged to this test
+				otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {})) // the handler logged to this test
 			}()
 			d.useTracing(tr)
 			b.ReportAllocs()
