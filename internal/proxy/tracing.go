@@ -84,6 +84,14 @@ func (t tracedOrigin) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// CloseIdleConnections passes on to the transport, so that closing the
+// guest's idle origin connections (wholePages) still reaches them.
+func (t tracedOrigin) CloseIdleConnections() {
+	if c, ok := t.rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 // spanBody ends the origin span when the body ends: at EOF, at a read
 // error, or at Close, whichever comes first.
 type spanBody struct {
