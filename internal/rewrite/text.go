@@ -20,9 +20,8 @@ const (
 	// JSON-LD), never a bare host. There, a host without "//" before it is
 	// prose (a description naming the site) or a relative path
 	// (url(origin.example/a.png) in CSS, fetch("origin.example/x") in a
-	// script), not the origin; and leaving it out makes one search for
-	// "/host" enough (slashFinder), which keeps the rewrite of pages
-	// within its cost budget (BENCHMARKS.md).
+	// script), not the origin; and leaving it out lets the search look
+	// for "/host" (slashFinder).
 	kindContent attrKind = 16 + iota
 	// kindCSS: style attributes and elements, CSS, JSON, XML and other
 	// text: also a bare host at a host-name boundary.
