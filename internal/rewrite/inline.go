@@ -10,7 +10,6 @@ package rewrite
 
 import (
 	"bytes"
-	"strings"
 
 	"golang.org/x/net/html/atom"
 )
@@ -20,6 +19,17 @@ type inlineText struct {
 	kind attrKind // 0 when none
 	prev byte     // the input byte before the first one not written
 	skip int      // textRun's skip for the bytes not written
+	// attr: the attribute value the scanner checks (checkURLValue) is a
+	// style or meta content value: kindContent's forms all put a '/'
+	// right before the host.
+	attr bool
+}
+
+// hasSlashHost reports whether v holds the origin name right after a '/',
+// which every kindContent match has.
+func (h *hostRewriter) hasSlashHost(v []byte) bool {
+	f := newSlashFinder(v, h.hostB)
+	return f.find(0) >= 0
 }
 
 // classifyInlineAttr is classifyAttr for the attributes of Options.Inline.
@@ -28,15 +38,27 @@ func classifyInlineAttr(name []byte) attrKind {
 	case bytes.EqualFold(name, []byte("content")):
 		return kindContent
 	case bytes.EqualFold(name, []byte("style")):
-		return kindCSS
+		return kindContent
 	}
 	return kindNone
 }
 
 // inlineAttrName is urlAttrName for the attributes of classifyInlineAttr.
 func inlineAttrName(b []byte) bool {
-	b = bytes.TrimRight(b, " \t\n\f\r")
-	return hasSuffixFold(b, "content") || hasSuffixFold(b, "style")
+	end := len(b)
+	for end > 0 && isSpace(b[end-1]) {
+		end--
+	}
+	if end == 0 {
+		return false
+	}
+	switch b[end-1] | 0x20 {
+	case 't':
+		return hasSuffixFold(b[:end], "content")
+	case 'e':
+		return hasSuffixFold(b[:end], "style")
+	}
+	return false
 }
 
 // startInline is called for a complete style or script start tag that
@@ -45,53 +67,51 @@ func (rw *rewriter) startInline(raw []byte, end int, a atom.Atom) {
 	if !rw.opts.Inline || len(rw.hosts.hostB) == 0 {
 		return
 	}
-	kind := kindCSS
-	if a == atom.Script {
-		kind = rw.scriptKind(raw)
-	}
-	if kind == kindNone {
+	if a == atom.Script && !rw.scriptHasText(raw) {
 		return
 	}
 	rw.flush(end) // the start tag goes out as it is
-	rw.inl = inlineText{kind: kind, prev: '>'}
+	rw.inl = inlineText{kind: kindContent, prev: '>'}
 }
 
-// scriptKind is how a script's type attribute makes its content read
-// (WHATWG HTML §4.12.1.1 "prepare the script element"): JavaScript when it
-// is absent, empty, a JavaScript MIME type or "module"; JSON for
-// "importmap", "speculationrules" and data blocks of a JSON type
-// (application/ld+json, application/json); otherwise a data block the
-// rules do not know (templates), left alone.
-func (rw *rewriter) scriptKind(raw []byte) attrKind {
+// scriptHasText reports whether a script's type attribute makes its
+// content JavaScript or JSON (WHATWG HTML §4.12.1.1 "prepare the script
+// element"): JavaScript when it is absent, empty, a JavaScript MIME type
+// or "module"; JSON for "importmap", "speculationrules" and data blocks of
+// a JSON type (application/ld+json, application/json). Other data blocks
+// (templates) are left alone.
+func (rw *rewriter) scriptHasText(raw []byte) bool {
 	rw.attrs = scanAttrs(raw, rw.attrs[:0])
 	for _, at := range rw.attrs {
 		if !bytes.EqualFold(raw[at.nameStart:at.nameEnd], []byte("type")) {
 			continue
 		}
-		t := strings.ToLower(strings.Trim(string(raw[at.valStart:at.valEnd]), " \t\n\f\r"))
-		mt, _, _ := strings.Cut(t, ";")
-		switch {
-		case t == "", t == "module", isJavaScriptMIME(t):
-			return kindScript
-		case t == "importmap", t == "speculationrules", strings.HasSuffix(mt, "json"):
-			return kindCSS
-		}
-		return kindNone
+		t := bytes.Trim(raw[at.valStart:at.valEnd], " \t\n\f\r")
+		mt, _, _ := bytes.Cut(t, []byte(";"))
+		mt = bytes.TrimRight(mt, " \t\n\f\r")
+		return len(t) == 0 || bytes.EqualFold(t, []byte("module")) || isJavaScriptMIME(t) ||
+			bytes.EqualFold(t, []byte("importmap")) || bytes.EqualFold(t, []byte("speculationrules")) ||
+			hasSuffixFold(mt, "json")
 	}
-	return kindScript
+	return true
 }
 
 // isJavaScriptMIME is the WHATWG MIME Sniffing list of JavaScript MIME
 // type essences (§4.6), which the type attribute must match exactly.
-func isJavaScriptMIME(t string) bool {
-	switch t {
-	case "application/ecmascript", "application/javascript", "application/x-ecmascript",
-		"application/x-javascript", "text/ecmascript", "text/javascript", "text/javascript1.0",
-		"text/javascript1.1", "text/javascript1.2", "text/javascript1.3", "text/javascript1.4",
-		"text/javascript1.5", "text/jscript", "text/livescript", "text/x-ecmascript", "text/x-javascript":
-		return true
+func isJavaScriptMIME(t []byte) bool {
+	for _, m := range javaScriptMIMEs {
+		if bytes.EqualFold(t, []byte(m)) {
+			return true
+		}
 	}
 	return false
+}
+
+var javaScriptMIMEs = [...]string{
+	"text/javascript", "application/javascript", "application/ecmascript", "application/x-ecmascript",
+	"application/x-javascript", "text/ecmascript", "text/javascript1.0",
+	"text/javascript1.1", "text/javascript1.2", "text/javascript1.3", "text/javascript1.4",
+	"text/javascript1.5", "text/jscript", "text/livescript", "text/x-ecmascript", "text/x-javascript",
 }
 
 // flushInline writes buf[done:end] of the element's raw text through the

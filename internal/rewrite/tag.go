@@ -43,8 +43,10 @@ func (rw *rewriter) scanTag() bool {
 			if rw.urlValue >= 0 { // the previous URL value was unquoted
 				rw.checkURLValue(rw.urlValue, i)
 			}
-			if len(rw.hosts.hostB) > 0 && (urlAttrName(b[rw.tokStart:i-1]) || rw.opts.Inline && inlineAttrName(b[rw.tokStart:i-1])) {
-				rw.urlValue = i
+			if len(rw.hosts.hostB) > 0 && urlAttrName(b[rw.tokStart:i-1]) {
+				rw.urlValue, rw.inl.attr = i, false
+			} else if len(rw.hosts.hostB) > 0 && rw.opts.Inline && inlineAttrName(b[rw.tokStart:i-1]) {
+				rw.urlValue, rw.inl.attr = i, true
 			}
 			st = tBeforeValue
 		}
@@ -207,7 +209,8 @@ func nameMayMatter(first byte, n int) bool {
 // rewriteRawValue changes nothing, and rewriteAttrs is not called.
 func (rw *rewriter) checkURLValue(from, to int) {
 	v := rw.buf[from:to]
-	rw.urlAttr = rw.urlAttr || containsFold(v, rw.hosts.hostB) ||
+	hasHost := rw.inl.attr && rw.hosts.hasSlashHost(v) || !rw.inl.attr && containsFold(v, rw.hosts.hostB)
+	rw.urlAttr = rw.urlAttr || hasHost ||
 		(bytes.IndexByte(v, '&') >= 0 && rw.hosts.refsMayMakeHost(v))
 	rw.urlValue = -1
 }

@@ -11,10 +11,17 @@ package rewrite
 // streaming_replacer.rs, create_url_replacer) and bare hosts only at
 // host-name boundaries (host_rewrite.rs, rewrite_bare_host_at_boundaries).
 
+import "bytes"
+
 const (
-	// kindContent: <meta content>: scheme-qualified and protocol-relative
-	// forms anywhere (an og:image URL, a URL list, "0; url=..." of
-	// refresh), never a bare host, which there is a site's name in prose.
+	// kindContent: inside a page (Options.Inline): the scheme-qualified,
+	// protocol-relative and JSON-escaped forms anywhere (an og:image URL,
+	// a URL list, "0; url=..." of refresh, a URL in a style, a script or
+	// JSON-LD), never a bare host. There, a host without "//" before it is
+	// prose (a description naming the site) or a relative path
+	// (url(origin.example/a.png) in CSS, fetch("origin.example/x") in a
+	// script), not the origin; and leaving it out lets the search look
+	// for "/host" (slashFinder).
 	kindContent attrKind = 16 + iota
 	// kindCSS: style attributes and elements, CSS, JSON, XML and other
 	// text: also a bare host at a host-name boundary.
@@ -131,14 +138,19 @@ type textSink interface{ write(p []byte) }
 func (h *hostRewriter) textRun(sink textSink, v []byte, kind attrKind, prev byte, skip int, final bool) (consumed, nextSkip, changed int) {
 	last, pending := 0, -1
 	i := skip
+	find := hostFinder{slash: kind == kindContent}
+	if find.slash {
+		find.sf = newSlashFinder(v, h.hostB)
+	} else {
+		find.ff = newFoldFinder(v, h.hostB, h.rare)
+	}
 	for i < len(v) {
-		j := indexFold(v[i:], h.hostB)
-		if j < 0 {
+		at := find.find(i)
+		if at < 0 {
 			// No host starts in v[i:len(v)-len(name)+1].
 			i = max(i, len(v)-len(h.hostB)+1)
 			break
 		}
-		at := i + j
 		from, to, repl, ok, more := h.matchText(v, last, at, kind, prev, final)
 		if more {
 			pending, i = at, at
@@ -222,10 +234,173 @@ func (s *appendSink) write(p []byte) { s.b = append(s.b, p...) }
 
 // rewriteTextValue is rewrite for the text kinds: a whole attribute value.
 func (h *hostRewriter) rewriteTextValue(dst, v []byte, kind attrKind) ([]byte, bool) {
-	s := appendSink{b: dst}
+	h.sink.b = dst
 	start := len(dst)
-	if _, _, n := h.textRun(&s, v, kind, 0, 0, true); n == 0 {
-		return dst[:start], false
+	_, _, n := h.textRun(&h.sink, v, kind, 0, 0, true)
+	out := h.sink.b
+	h.sink.b = nil
+	if n == 0 {
+		return out[:start], false
 	}
-	return s.b, true
+	return out, true
+}
+
+// byteRarity ranks the bytes of host names by how seldom they occur in
+// pages, scripts and style sheets (letters by English frequency, rarest
+// last): textRun looks for a host by its rarest byte, so that a long script
+// costs few false candidates ("w" of "www." is in every "window").
+var byteRarity = func() (r [256]uint8) {
+	for i, c := range []byte("etaoinsrhldcumfpgwybvkxjqz") {
+		r[c], r[c-('a'-'A')] = uint8(10+i), uint8(10+i)
+	}
+	for c := '0'; c <= '9'; c++ {
+		r[c] = 20
+	}
+	r['-'], r['_'], r['.'] = 24, 24, 12
+	return r
+}()
+
+// rarestByte is the offset in name of its rarest byte (byteRarity).
+func rarestByte(name []byte) int {
+	best := 0
+	for i, c := range name {
+		if byteRarity[c] > byteRarity[name[best]] {
+			best = i
+		}
+	}
+	return best
+}
+
+// hostFinder finds the next place the host name begins in a text, with
+// one of the finders below (a concrete type, so that it costs no
+// allocation).
+type hostFinder struct {
+	slash bool
+	sf    slashFinder
+	ff    foldFinder
+}
+
+func (f *hostFinder) find(from int) int {
+	if f.slash {
+		return f.sf.find(from)
+	}
+	return f.ff.find(from)
+}
+
+// slashFinder finds the host name only right after a '/': every form of
+// kindContent ("https://", "//", "\/\/"...) ends with one. It searches
+// for '/' followed by the name's first byte, a pair rare in scripts, in
+// each letter case: two passes, and few candidates that fail, where a
+// search for the name alone meets its first letter in every other word.
+type slashFinder struct {
+	s, sub         []byte
+	lo, up         [2]byte
+	nextLo, nextUp int // as in foldFinder, for the '/' before a match
+}
+
+func newSlashFinder(s, sub []byte) slashFinder {
+	f := slashFinder{s: s, sub: sub, lo: [2]byte{'/', sub[0]}, up: [2]byte{'/', sub[0]}, nextLo: -1, nextUp: -1}
+	if c := sub[0]; c >= 'a' && c <= 'z' {
+		f.up[1] = c - ('a' - 'A')
+	}
+	if len(s) > len(sub) {
+		f.nextLo = 0
+		if f.up != f.lo {
+			f.nextUp = 0
+		}
+	}
+	return f
+}
+
+// find is the first match beginning at or after from, or -1.
+func (f *slashFinder) find(from int) int {
+	// The '/' of a match at i is at i-1; s[:last] holds the pair of every
+	// match that fits in s.
+	last := len(f.s) - len(f.sub) + 1
+	for {
+		if f.nextLo >= 0 && f.nextLo < from-1 {
+			f.nextLo = nextPair(f.s[:last], from-1, f.lo)
+		}
+		if f.nextUp >= 0 && f.nextUp < from-1 {
+			f.nextUp = nextPair(f.s[:last], from-1, f.up)
+		}
+		i := f.nextLo
+		if i < 0 || (f.nextUp >= 0 && f.nextUp < i) {
+			i = f.nextUp
+		}
+		if i < 0 {
+			return -1
+		}
+		if equalFoldLower(f.s[i+1:i+1+len(f.sub)], f.sub) {
+			return i + 1
+		}
+		from = i + 2
+	}
+}
+
+// nextPair is the index of the first pair p in s at or after from, or -1.
+func nextPair(s []byte, from int, p [2]byte) int {
+	from = max(from, 0)
+	if from >= len(s) {
+		return -1
+	}
+	if j := bytes.Index(s[from:], p[:]); j >= 0 {
+		return from + j
+	}
+	return -1
+}
+
+// foldFinder finds the lower-case ASCII sub in s in any letter case, by
+// candidates for its byte at r (rarestByte), from left to right. It keeps
+// the next position of each letter case between calls, so that s is
+// scanned once per case however many candidates fail.
+type foldFinder struct {
+	s, sub         []byte
+	r              int
+	lo, up         byte
+	nextLo, nextUp int // -1: none left; otherwise, when below from, stale
+}
+
+func newFoldFinder(s, sub []byte, r int) foldFinder {
+	lo := sub[r]
+	up := lo
+	if lo >= 'a' && lo <= 'z' {
+		up = lo - ('a' - 'A')
+	}
+	f := foldFinder{s: s, sub: sub, r: r, lo: lo, up: up, nextLo: -1, nextUp: -1}
+	if len(s) >= len(sub) {
+		f.nextLo, f.nextUp = 0, 0
+		if up == lo {
+			f.nextUp = -1
+		}
+	}
+	return f
+}
+
+// find is the first match at or after from, or -1.
+func (f *foldFinder) find(from int) int {
+	if f.nextLo < 0 && f.nextUp < 0 {
+		return -1
+	}
+	// window[i] is the byte at r of a match that begins at i.
+	window := f.s[f.r : len(f.s)-len(f.sub)+f.r+1]
+	for {
+		if f.nextLo >= 0 && f.nextLo < from {
+			f.nextLo = nextIndex(window, from, f.lo)
+		}
+		if f.nextUp >= 0 && f.nextUp < from {
+			f.nextUp = nextIndex(window, from, f.up)
+		}
+		i := f.nextLo
+		if i < 0 || (f.nextUp >= 0 && f.nextUp < i) {
+			i = f.nextUp
+		}
+		if i < 0 {
+			return -1
+		}
+		if equalFoldLower(f.s[i:i+len(f.sub)], f.sub) {
+			return i
+		}
+		from = i + 1
+	}
 }

@@ -9,10 +9,17 @@ import (
 	"testing"
 )
 
+// Which bare hosts refText rewrites.
+const (
+	bareAtBoundary = iota // CSS, JSON and other text responses
+	bareAfterQuote        // JavaScript responses
+	bareNever             // inside pages (Options.Inline)
+)
+
 // refText is the text rules (docs/behaviour.md, "Text responses") written
 // plainly on strings, sharing nothing with text.go: it looks at the whole
 // text at once, and reads a port's digits however many there are.
-func refText(text, origin, reqHost, scheme string, script bool) string {
+func refText(text, origin, reqHost, scheme string, bare int) string {
 	name, port := origin, ""
 	if i := strings.LastIndex(origin, ":"); i >= 0 && !strings.Contains(origin[i:], "]") {
 		name, port = origin[:i], origin[i+1:]
@@ -50,8 +57,11 @@ func refText(text, origin, reqHost, scheme string, script bool) string {
 				prev = text[at-1]
 			}
 			ok := !hostChar(prev) && prev != ':' && prev != '@'
-			if script {
+			switch bare {
+			case bareAfterQuote:
 				ok = prev == '"' || prev == '\'' || prev == '`'
+			case bareNever:
+				ok = false
 			}
 			if !ok {
 				continue
@@ -137,6 +147,13 @@ type textCase struct {
 	script bool
 }
 
+func (c textCase) bare() int {
+	if c.script {
+		return bareAfterQuote
+	}
+	return bareAtBoundary
+}
+
 var textCases = []textCase{
 	{"origin.pub.example", false}, {"origin.pub.example", true}, {"origin.pub.example:8080", false},
 }
@@ -159,7 +176,7 @@ func FuzzTextRewrite(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string, seed int64, which uint8) {
 		c := textCases[int(which)%len(textCases)]
-		want := refText(in, c.origin, "www.pub.example:8443", "https", c.script)
+		want := refText(in, c.origin, "www.pub.example:8443", "https", c.bare())
 		got := rewriteTextString(t, in, c, &splitReader{s: in, rng: rand.New(rand.NewSource(seed))})
 		if got != want {
 			t.Fatalf("in %q (%+v):\n got %q\nwant %q", in, c, got, want)
@@ -189,7 +206,7 @@ func TestTextRules(t *testing.T) {
 			if got := rewriteTextString(t, tc.in, tc.c, strings.NewReader(tc.in)); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
-			if ref := refText(tc.in, tc.c.origin, "www.pub.example:8443", "https", tc.c.script); ref != tc.want {
+			if ref := refText(tc.in, tc.c.origin, "www.pub.example:8443", "https", tc.c.bare()); ref != tc.want {
 				t.Errorf("reference disagrees with the table: %q", ref)
 			}
 		})
@@ -243,7 +260,7 @@ func (r *lagReader) Read(p []byte) (int, error) {
 func TestTextRejectedHostNotDecidedAgain(t *testing.T) {
 	for _, in := range textSeeds {
 		for _, c := range textCases {
-			want := refText(in, c.origin, "www.pub.example:8443", "https", c.script)
+			want := refText(in, c.origin, "www.pub.example:8443", "https", c.bare())
 			for n := 1; n <= 40; n++ {
 				got := rewriteTextString(t, in, c, &fixedReader{s: in, n: n})
 				if got != want {

@@ -60,7 +60,9 @@ type hostRewriter struct {
 	relAt, bareAt int
 	// esc is the JSON-escaped scheme:\/\/requestHost of the text rules
 	// (text.go); esc[relAt:] is \/\/requestHost.
-	esc []byte
+	esc  []byte
+	rare int        // rarestByte of name (text.go)
+	sink appendSink // rewriteTextValue's output, kept to spare an allocation
 	// plainName: every byte of name is an ASCII host character, so no
 	// character reference without a semicolon (which decode to U+00A0–U+00FF
 	// or to & < > ") can produce part of it (see refsMayMakeHost).
@@ -74,6 +76,7 @@ func (h *hostRewriter) reset(originHost, requestHost, scheme string) {
 	h.hostB = append(h.hostB[:0], h.name...)
 	h.repl = append(append(append(h.repl[:0], scheme...), "://"...), requestHost...)
 	h.relAt, h.bareAt = len(scheme)+1, len(scheme)+3
+	h.rare = rarestByte(h.hostB)
 	h.esc = append(append(append(h.esc[:0], scheme...), `:\/\/`...), requestHost...)
 	h.plainName = true
 	for i := 0; i < len(h.name); i++ {
