@@ -83,6 +83,7 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	if rt == routePipeline {
 		return g.startPipeline(resp, x, coding)
 	}
+	x.pageSlot.release() // not a page after all: its place is free at once
 	if req.Method == http.MethodHead {
 		if getRoute, getCoding, getText := g.classifyResponse(http.MethodGet, resp); getRoute == routePipeline {
 			x.text = getText
@@ -147,9 +148,12 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	}
 	// Decoder, rewriter and encoder state exist only inside a page slot
 	// (admission.go); the slot is the pipeline's from `go p.run()` on.
-	slot, err := g.pages.admit(x.ctx)
-	if err != nil {
-		return err
+	slot := x.pageSlot // an eligible navigation's, taken before the fetch
+	if slot == nil {
+		var err error
+		if slot, err = g.pages.admit(x.ctx); err != nil {
+			return err
+		}
 	}
 	running := false
 	defer func() {
