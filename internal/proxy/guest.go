@@ -117,6 +117,10 @@ type pageOptions struct {
 	bundleTag      []byte
 	userBundle     bool   // bundle.file: served with upstream's headers
 	cacheControl   string // publisher.ssat_cache_control
+	// headScripts caches headPrepend's script per matched slot set
+	// (string key → []byte, never modified once stored).
+	headScripts  *sync.Map
+	headScriptsN *atomic.Int64
 }
 
 // limitOptions bound one request's origin body and the waits for it
@@ -246,6 +250,8 @@ func newPageOptions(cfg *config.Config, js []byte, userBundle bool) pageOptions 
 		bundle:         js,
 		userBundle:     userBundle,
 		bundleHash:     bundle.Hash(js),
+		headScripts:    &sync.Map{},
+		headScriptsN:   &atomic.Int64{},
 	}
 	p.bundleTag = rewrite.BundleTag(p.bundleHash)
 	for _, b := range cfg.Bots.UserAgents {
