@@ -73,6 +73,10 @@ type ServerConfig struct {
 	// is answered 503 (docs/behaviour.md, "Limits").
 	MaxConcurrentPages int      `toml:"max_concurrent_pages" env:"MAX_CONCURRENT_PAGES"`
 	PageQueueTimeout   Duration `toml:"page_queue_timeout" env:"PAGE_QUEUE_TIMEOUT"`
+	// MaxRequestsInProgress bounds the requests the guest handles at once,
+	// pages or not; 0 means RequestsPerPage × MaxConcurrentPages. A request
+	// past it waits PageQueueTimeout too (docs/behaviour.md, "Limits").
+	MaxRequestsInProgress int `toml:"max_requests_in_progress" env:"MAX_REQUESTS_IN_PROGRESS"`
 	// TLSCertFile and TLSKeyFile make server.listen serve HTTPS, with
 	// HTTP/2 (docs/behaviour.md, "HTTPS and HTTP/2"); HTTPRedirectListen
 	// is then an optional plain listener that redirects to it.
@@ -336,6 +340,19 @@ func (e *Errors) Unwrap() []error {
 // a multiple of the cores; BENCHMARKS.md ("Overload") has the measurement
 // behind the number.
 const PagesPerCore = 8
+
+// RequestsPerPage is how many requests in progress server.max_requests_in_progress
+// allows, when unset, per page place: a page brings its assets, which hold
+// no pipeline state and are cheap to have in flight.
+const RequestsPerPage = 8
+
+// RequestBound is server.max_requests_in_progress as it applies.
+func (s *ServerConfig) RequestBound() int {
+	if s.MaxRequestsInProgress > 0 {
+		return s.MaxRequestsInProgress
+	}
+	return RequestsPerPage * s.MaxConcurrentPages
+}
 
 // DefaultMaxConcurrentPages is server.max_concurrent_pages when unset:
 // PagesPerCore for each core the Go runtime may use (GOMAXPROCS, which

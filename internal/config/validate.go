@@ -80,6 +80,9 @@ func (c *Config) validateServer(p *problems) {
 	if s.MaxConcurrentPages <= 0 {
 		p.addf("server.max_concurrent_pages", "must be at least 1, got %d", s.MaxConcurrentPages)
 	}
+	if s.MaxRequestsInProgress < 0 {
+		p.addf("server.max_requests_in_progress", "must be zero (8 per page place) or positive, got %d", s.MaxRequestsInProgress)
+	}
 	if s.PageQueueTimeout.Duration < 0 {
 		p.addf("server.page_queue_timeout", "must be zero (no waiting) or positive, got %s", s.PageQueueTimeout)
 	}

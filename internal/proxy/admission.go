@@ -21,14 +21,25 @@ const retryAfterSeconds = 1
 // timeouts; with it, a page waits a short while for a slot and is then
 // refused with 503, which a client or a load balancer can retry elsewhere.
 // Pass-through responses hold no such state and never wait here.
+//
+// The same gate, with a larger bound, holds every request the guest
+// handles (server.max_requests_in_progress), so that overload is answered
+// within the queue timeout whatever the requests are, before any of them
+// costs an origin request. The order of the decisions is in ServeHTTP and
+// in docs/behaviour.md ("Limits", "Admission order").
 type pageGate struct {
-	slots   chan struct{} // one element per page in the pipeline
+	slots   chan struct{} // one element per page (request) in progress
 	timeout time.Duration // the longest wait for a slot
+	what    string        // "pages" or "requests", for the refusal's message
 	waiting func()        // test hook: a page starts waiting for a slot; nil in production
 }
 
 func newPageGate(n int, timeout time.Duration) *pageGate {
-	return &pageGate{slots: make(chan struct{}, n), timeout: timeout}
+	return &pageGate{slots: make(chan struct{}, n), timeout: timeout, what: "pages"}
+}
+
+func newRequestGate(n int, timeout time.Duration) *pageGate {
+	return &pageGate{slots: make(chan struct{}, n), timeout: timeout, what: "requests"}
 }
 
 // pageSlot is one admitted page's place in the pipeline.
@@ -68,7 +79,7 @@ func (g *pageGate) admit(ctx context.Context) (*pageSlot, error) {
 	case <-t.C:
 		return nil, errOverloaded(g)
 	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for a page slot: %w", context.Cause(ctx))
+		return nil, fmt.Errorf("waiting for a %s slot: %w", g.what, context.Cause(ctx))
 	}
 }
 
@@ -76,9 +87,32 @@ func (g *pageGate) admit(ctx context.Context) (*pageSlot, error) {
 // Retry-After, which RFC 9110 §15.6.4 gives for a temporary overload.
 func errOverloaded(g *pageGate) *guestError {
 	return &guestError{status: http.StatusServiceUnavailable, reason: reasonOverloaded,
-		msg:        "too many pages in progress, retry shortly",
-		cause:      fmt.Errorf("all %d page slots stayed busy for %s", cap(g.slots), g.timeout),
+		msg:        "too many " + g.what + " in progress, retry shortly",
+		cause:      fmt.Errorf("all %d %s slots stayed busy for %s", cap(g.slots), g.what, g.timeout),
 		retryAfter: retryAfterSeconds}
+}
+
+// admitEarly is the admission of a request before its origin fetch
+// (docs/behaviour.md, "Admission order"): every request takes a place
+// among the requests in progress, and an eligible navigation, whose
+// response is a page to rewrite, takes its page place too, before the
+// auction starts and before the origin is asked. A refusal is answered
+// 503 with Retry-After within server.page_queue_timeout and costs the
+// origin nothing. The request's place is released by the returned func;
+// the page's, kept in x.pageSlot, by the pipeline or, for a response that
+// turns out not to be a page, by modifyResponse and end.
+func (g *Guest) admitEarly(x *exchange, r *http.Request) (release func(), err error) {
+	req, err := g.requests.admit(x.ctx)
+	if err != nil {
+		return func() {}, err
+	}
+	if x.eligible && r.Method == http.MethodGet {
+		if x.pageSlot, err = g.admitPage(x.ctx); err != nil {
+			req.release()
+			return func() {}, err
+		}
+	}
+	return req.release, nil
 }
 
 // recoverPanic, deferred in the pipeline goroutine, ends a page whose

@@ -163,7 +163,12 @@ func bodyFailureReason(err error) reason {
 // errorHandler answers transport and ModifyResponse failures, which happen
 // before any header was sent: a short plain-text body (docs/behaviour.md, "Limits", "Errors").
 func (g *Guest) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
-	x := exchangeOf(r)
+	g.answerError(w, r, exchangeOf(r), err)
+}
+
+// answerError is errorHandler for x: also the answer to a request refused
+// before its origin request (admitEarly).
+func (g *Guest) answerError(w http.ResponseWriter, r *http.Request, x *exchange, err error) {
 	f := failureOf(x, err)
 	x.route = routeError
 	x.status = f.status

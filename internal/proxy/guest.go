@@ -117,6 +117,10 @@ type pageOptions struct {
 	bundleTag      []byte
 	userBundle     bool   // bundle.file: served with upstream's headers
 	cacheControl   string // publisher.ssat_cache_control
+	// headScripts caches headPrepend's script per matched slot set
+	// (string key → []byte, never modified once stored).
+	headScripts  *sync.Map
+	headScriptsN *atomic.Int64
 }
 
 // limitOptions bound one request's origin body and the waits for it
@@ -126,6 +130,7 @@ type limitOptions struct {
 	decodedLimit int64 // origin body bytes after decoding
 	idleTimeout  time.Duration
 	pages        *pageGate // server.max_concurrent_pages, shared by all requests
+	requests     *pageGate // server.max_requests_in_progress
 }
 
 // codecOptions decide how a page is encoded and delivered
@@ -173,6 +178,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 			decodedLimit: cfg.Publisher.MaxDecodedBodyBytes,
 			idleTimeout:  cfg.Publisher.OriginIdleTimeout.Duration,
 			pages:        newPageGate(cfg.Server.MaxConcurrentPages, cfg.Server.PageQueueTimeout.Duration),
+			requests:     newRequestGate(cfg.Server.RequestBound(), cfg.Server.PageQueueTimeout.Duration),
 		},
 		codecOptions: newCodecOptions(cfg, o.FlushLatency),
 		debugOptions: debugOptions{
@@ -244,6 +250,8 @@ func newPageOptions(cfg *config.Config, js []byte, userBundle bool) pageOptions 
 		bundle:         js,
 		userBundle:     userBundle,
 		bundleHash:     bundle.Hash(js),
+		headScripts:    &sync.Map{},
+		headScriptsN:   &atomic.Int64{},
 	}
 	p.bundleTag = rewrite.BundleTag(p.bundleHash)
 	for _, b := range cfg.Bots.UserAgents {
@@ -358,6 +366,7 @@ type handled struct {
 	outCoding    string
 	text         textKind       // the pipeline's rules: HTML, or a text type (textresp.go)
 	passBody     *originBody    // the body of a pass-through response
+	pageSlot     *pageSlot      // the page place taken before the origin fetch (admitEarly)
 	pipe         *io.PipeReader // the pipeline's output, which ReverseProxy copies
 	done         chan struct{}  // closed when the pipeline goroutine has finished
 	firstByte    time.Time      // when the guest wrote the first body byte
@@ -414,9 +423,18 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.serveTsjs(fw, r, x) {
 		return
 	}
-	g.prepare(x, r)
+	decision := g.prepare(x, r)
 	defer g.end(r, x)
 	defer g.startRuntimeLimit(x, fw)()
+	// Shed before spending: admission comes before the auction and the
+	// origin request (admission.go).
+	release, err := g.admitEarly(x, r)
+	defer release()
+	if err != nil {
+		g.answerError(fw, r, x, err)
+		return
+	}
+	g.startAuction(x, r, decision)
 	hw := &headerRewriter{ResponseWriter: fw, g: g, x: x}
 	ctx := httptrace.WithClientTrace(context.WithValue(x.ctx, exchangeKey{}, x), x.connectTrace())
 	g.rp.ServeHTTP(hw, r.WithContext(ctx))
@@ -446,6 +464,7 @@ func (g *Guest) end(r *http.Request, x *exchange) {
 	if x.done != nil {
 		<-x.done
 	}
+	x.pageSlot.release() // a page place taken early whose response was no page
 	if x.auction != nil {
 		x.auction.Stop()
 	}
@@ -455,13 +474,19 @@ func (g *Guest) end(r *http.Request, x *exchange) {
 	}
 }
 
-// prepare decides eligibility, mode and slots, and starts the auction: all
-// that is known from the request alone (docs/behaviour.md, "Eligibility", "SSAT injection": the auction runs
-// concurrently with the origin fetch).
-func (g *Guest) prepare(x *exchange, r *http.Request) {
-	decision := g.decideEligibility(x, r)
+// prepare decides eligibility, mode and slots: all that is known from the
+// request alone (docs/behaviour.md, "Eligibility"). It returns the privacy
+// decision for startAuction.
+func (g *Guest) prepare(x *exchange, r *http.Request) (decision privacy.Decision) {
+	decision = g.decideEligibility(x, r)
 	x.mode = g.modeFor(x, r)
 	x.ctx, x.cancel = context.WithCancelCause(r.Context())
+	return decision
+}
+
+// startAuction starts the auction of an eligible GET (docs/behaviour.md,
+// "SSAT injection": the auction runs concurrently with the origin fetch).
+func (g *Guest) startAuction(x *exchange, r *http.Request, decision privacy.Decision) {
 	if x.eligible && r.Method == http.MethodGet {
 		x.auctionStart = time.Now()
 		x.auction = auction.Start(g.auctionContext(x), g.provider, g.auctionRequest(x, r, decision), g.auctionTimeout)

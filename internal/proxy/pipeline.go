@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -83,6 +84,7 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	if rt == routePipeline {
 		return g.startPipeline(resp, x, coding)
 	}
+	x.pageSlot.release() // not a page after all: its place is free at once
 	if req.Method == http.MethodHead {
 		if getRoute, getCoding, getText := g.classifyResponse(http.MethodGet, resp); getRoute == routePipeline {
 			x.text = getText
@@ -147,9 +149,12 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	}
 	// Decoder, rewriter and encoder state exist only inside a page slot
 	// (admission.go); the slot is the pipeline's from `go p.run()` on.
-	slot, err := g.admitPage(x.ctx)
-	if err != nil {
-		return err
+	slot := x.pageSlot // an eligible navigation's, taken before the fetch
+	if slot == nil {
+		var err error
+		if slot, err = g.admitPage(x.ctx); err != nil {
+			return err
+		}
 	}
 	running := false
 	defer func() {
@@ -434,16 +439,42 @@ func (p *pipeline) process() (rewrite.Stats, error) {
 
 // headPrepend is what goes right after <head> (docs/behaviour.md, "Bundle tag"): the ad-slots script for
 // eligible requests, then the bundle tag.
+// The script depends only on which configured slots matched, so it is
+// encoded once per slot set (headScripts) rather than once per page.
 func (g *Guest) headPrepend(x *exchange) []byte {
 	if !x.eligible {
 		return g.bundleTag
+	}
+	key := slotSetKey(x.slots)
+	if s, ok := g.headScripts.Load(key); ok {
+		return s.([]byte)
 	}
 	s, err := rewrite.AdSlotsScript(x.slots)
 	if err != nil {
 		g.log.Error("encode ad slots", zap.Error(err))
 		return g.bundleTag
 	}
-	return append(s, g.bundleTag...)
+	s = append(s, g.bundleTag...)
+	if g.headScriptsN.Add(1) <= maxHeadScripts {
+		g.headScripts.Store(key, s)
+	}
+	return s
+}
+
+// maxHeadScripts bounds headScripts: slot sets come from the configured
+// path patterns, a handful in practice; past the bound a set is encoded
+// per page, as without the cache.
+const maxHeadScripts = 256
+
+// slotSetKey names a set of matched slots by their configured IDs, which
+// config validation keeps unique.
+func slotSetKey(slots []ssat.Slot) string {
+	var b strings.Builder
+	for _, s := range slots {
+		b.WriteString(s.ID)
+		b.WriteByte(0)
+	}
+	return b.String()
 }
 
 // latencyWriter sits in front of the encoder. Bytes reach the client when a
@@ -466,10 +497,9 @@ type latencyWriter struct {
 }
 
 func newLatencyWriter(front *bufio.Writer, enc compress.Writer, out *bufio.Writer, latency time.Duration) *latencyWriter {
-	lw := &latencyWriter{front: front, enc: enc, out: out, latency: latency}
-	lw.timer = time.AfterFunc(time.Hour, lw.onTimer)
-	lw.timer.Stop()
-	return lw
+	// The timer is made on the first write that needs it: an offline
+	// pipeline (latency 0) never does.
+	return &latencyWriter{front: front, enc: enc, out: out, latency: latency}
 }
 
 func (lw *latencyWriter) Write(p []byte) (int, error) {
@@ -487,7 +517,11 @@ func (lw *latencyWriter) Write(p []byte) (int, error) {
 	if !lw.dirty {
 		lw.dirty = true
 		if lw.latency > 0 {
-			lw.timer.Reset(lw.latency)
+			if lw.timer == nil {
+				lw.timer = time.AfterFunc(lw.latency, lw.onTimer)
+			} else {
+				lw.timer.Reset(lw.latency)
+			}
 		}
 	}
 	return n, nil
@@ -507,7 +541,7 @@ func (lw *latencyWriter) onTimer() {
 
 func (lw *latencyWriter) flushLocked() {
 	lw.dirty = false
-	lw.timer.Stop()
+	lw.stopTimer()
 	if err := lw.front.Flush(); err != nil {
 		lw.err = err
 		return
@@ -520,6 +554,12 @@ func (lw *latencyWriter) flushLocked() {
 		if err := lw.out.Flush(); err != nil {
 			lw.err = err
 		}
+	}
+}
+
+func (lw *latencyWriter) stopTimer() {
+	if lw.timer != nil {
+		lw.timer.Stop()
 	}
 }
 
@@ -538,7 +578,7 @@ func (lw *latencyWriter) Close() error {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
 	lw.closed = true
-	lw.timer.Stop()
+	lw.stopTimer()
 	if lw.err != nil {
 		return lw.err
 	}
@@ -560,7 +600,7 @@ func (lw *latencyWriter) Abandon() {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
 	lw.closed = true
-	lw.timer.Stop()
+	lw.stopTimer()
 	if lw.err == nil {
 		lw.err = errors.New("pipeline abandoned")
 	}

@@ -40,7 +40,7 @@ type TransformStats struct {
 //     every mode.
 func (g *Guest) Transform(dst io.Writer, src io.Reader, in, out compress.Coding, r *http.Request) (TransformStats, error) {
 	x := &exchange{prepared: prepared{start: time.Now(), view: g.hosts.view(r)}}
-	g.prepare(x, r)
+	g.startAuction(x, r, g.prepare(x, r))
 	defer func() {
 		x.cancel(errRequestDone)
 		if x.auction != nil {
