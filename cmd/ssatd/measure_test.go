@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -507,5 +508,56 @@ func TestMeasureProxyComparesDeployments(t *testing.T) {
 	code, table, _ := measureRun(t, "-proxy", ssatd.URL+","+fastly.URL, "-url", "/news/a.html", "-host", measureDomain, "-runs", "1")
 	if code != 0 || !strings.Contains(table, "[2] vCPU ms") || !strings.Contains(table, "differs") || !strings.Contains(table, "1,365,106") {
 		t.Fatalf("table (exit %d):\n%s", code, table)
+	}
+}
+
+// The daemon sends the page's guest CPU in a trailer; -proxy with one URL
+// reports it, to the microsecond, in the table, the JSON and the CSV.
+func TestMeasureProxyReportsGuestCPU(t *testing.T) {
+	var host string
+	origin := measureOrigin(t, func() []byte { return measurePage(host, "") }, negotiate)
+	host = strings.TrimPrefix(origin.URL, "http://")
+	front := measureDaemon(t, origin.URL, func(c *config.Config) {
+		c.Debug.DiagnosticsHeaders = true
+		c.Debug.AllowModeOverride = true
+	})
+	code, stdout, stderr := measureRun(t, "-proxy", front.URL, "-url", "/news/a.html", "-host", measureDomain, "-runs", "3", "-format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Daemon struct {
+			Results []struct {
+				Mode           string   `json:"mode"`
+				AcceptEncoding string   `json:"accept_encoding"`
+				GuestCPUMS     *float64 `json:"guest_cpu_ms"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Daemon.Results) != 4 {
+		t.Fatalf("results %+v", doc.Daemon.Results)
+	}
+	for _, r := range doc.Daemon.Results {
+		if r.GuestCPUMS == nil || *r.GuestCPUMS <= 0 {
+			t.Errorf("%s/%s: guest_cpu_ms %v, want the daemon's trailer", r.Mode, r.AcceptEncoding, r.GuestCPUMS)
+		}
+	}
+	code, table, _ := measureRun(t, "-proxy", front.URL, "-url", "/news/a.html", "-host", measureDomain, "-runs", "1")
+	lines := strings.Split(table, "\n")
+	if code != 0 || len(lines) < 3 || !strings.HasSuffix(strings.TrimSpace(lines[1]), "guest CPU ms") {
+		t.Fatalf("table has no guest CPU column (exit %d):\n%s", code, table)
+	}
+	for _, l := range lines[2:6] {
+		f := strings.Fields(l)
+		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err != nil || v <= 0 {
+			t.Errorf("row %q: last column is not a guest CPU figure", l)
+		}
+	}
+	code, csvOut, _ := measureRun(t, "-proxy", front.URL, "-url", "/news/a.html", "-host", measureDomain, "-runs", "1", "-format", "csv")
+	if code != 0 || !strings.HasSuffix(strings.SplitN(csvOut, "\n", 2)[0], ",vcpu_ms,guest_cpu_ms") {
+		t.Fatalf("csv header (exit %d):\n%s", code, csvOut)
 	}
 }

@@ -61,7 +61,7 @@ func chartPanels(r *Report) []panel {
 	for _, c := range deliveryCodings {
 		for _, mode := range offloadModes(c) {
 			k := builtinKey(mode, c)
-			cpu.bars = append(cpu.bars, bar{series: "builtin-cpu", key: k, label: mode + " + edge " + c + " (vs " + mirrorModes[c] + ")", value: s.MedianBuiltinCPU[k], color: colorBuiltin})
+			cpu.bars = append(cpu.bars, bar{series: "builtin-cpu", key: k, label: mode + " + edge " + c + " (builtin)", value: s.MedianBuiltinCPU[k], color: colorBuiltin})
 		}
 	}
 	medianBytes := func(get func(PageResult) (int64, bool)) float64 {

@@ -137,12 +137,17 @@ func TestOffloadIsSetBesideMirror(t *testing.T) {
 	for _, want := range []string{
 		`data-series="builtin-cpu" data-key="identity+edge_gzip"`,
 		`<title>gzip_to_identity + edge gzip (builtin): 2.500 ms</title>`,
-		`data-key="compare_gzip_mirror"`,
 		`<title>identity + edge br (builtin): 2.000 ms</title>`,
 		`<title>br_to_identity + edge br (builtin): 3.500 ms</title>`,
 	} {
 		if !strings.Contains(svg.String(), want) {
 			t.Errorf("chart lacks %s", want)
+		}
+	}
+	// The mirror bar the builtin bars are set beside is the CPU panel's own.
+	for _, m := range []string{ModeGzipMirror, ModeBrMirror} {
+		if n := strings.Count(svg.String(), "<title>"+m+": "); n != 1 {
+			t.Errorf("chart draws %s %d times, want once", m, n)
 		}
 	}
 }
