@@ -20,6 +20,9 @@ type ModeResult struct {
 	GuestMS    float64 `json:"guest_ms"`   // the pipeline's own guest time (auction wait excluded)
 	OutBytes   int64   `json:"out_bytes"`  // what the guest emitted in coding Out
 	Equivalent bool    `json:"equivalent"` // decoded output == identity output
+	// Simulated: with -url, the origin never sent In when asked, so
+	// InBytes and the mode's figures come from encoding the identity page.
+	Simulated bool `json:"simulated,omitempty"`
 }
 
 // PageResult is everything measured for one page.
@@ -42,6 +45,10 @@ type PageResult struct {
 	DeliveredBytes map[string]int64   `json:"delivered_bytes"`
 	DeliveredCPUMS map[string]float64 `json:"delivered_cpu_ms"`
 	Failures       []string           `json:"failures,omitempty"`
+	// SimulatedOrigin lists, with -url, the codings the origin did not send
+	// when asked for them (deflate is never asked): their OriginBytes are
+	// the identity page encoded at the -origin-* levels.
+	SimulatedOrigin []string `json:"simulated_origin_codings,omitempty"`
 }
 
 // Summary aggregates pages.
@@ -266,9 +273,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "page\tidentity\torigin gzip\torigin deflate\torigin br\tgzip mirror out\tdeflate mirror out\tbr mirror out\tdelivered br\tdelivered gzip\t")
 	for _, p := range r.Pages {
+		sim := func(c string, n int64) string { return group(n) + p.simMark(c) }
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.Name, group(p.IdentityBytes),
-			group(p.OriginBytes["gzip"]), group(p.OriginBytes["deflate"]), group(p.OriginBytes["br"]),
-			group(p.Modes[ModeGzipMirror].OutBytes), group(p.Modes[ModeDeflateMirror].OutBytes), group(p.Modes[ModeBrMirror].OutBytes),
+			sim("gzip", p.OriginBytes["gzip"]), sim("deflate", p.OriginBytes["deflate"]), sim("br", p.OriginBytes["br"]),
+			sim("gzip", p.Modes[ModeGzipMirror].OutBytes), sim("deflate", p.Modes[ModeDeflateMirror].OutBytes), sim("br", p.Modes[ModeBrMirror].OutBytes),
 			group(p.DeliveredBytes["br"]), group(p.DeliveredBytes["gzip"]))
 	}
 	s := r.Summary
@@ -294,10 +302,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 			fmt.Fprint(tw, "edge br\tedge gzip\t")
 		}
 		fmt.Fprintln(tw)
-		row := func(name string, get func(string) float64, edge func(string) float64) {
+		row := func(name string, get func(string) float64, edge func(string) float64, mark func(string) string) {
 			fmt.Fprintf(tw, "%s\t", name)
 			for _, n := range ModeNames() {
-				fmt.Fprintf(tw, "%.3f\t", get(n))
+				fmt.Fprintf(tw, "%.3f%s\t", get(n), mark(n))
 			}
 			if kind == "cpu" {
 				fmt.Fprintf(tw, "%.3f\t%.3f\t", edge("br"), edge("gzip"))
@@ -310,14 +318,19 @@ func (r *Report) WriteTable(w io.Writer) error {
 					return p.Modes[n].CPUMS
 				}
 				return p.Modes[n].WallMS
-			}, func(c string) float64 { return p.DeliveredCPUMS[c] })
+			}, func(c string) float64 { return p.DeliveredCPUMS[c] }, func(n string) string {
+				if p.Modes[n].Simulated {
+					return simulatedMark
+				}
+				return ""
+			})
 		}
 		if kind == "cpu" {
-			row("MEDIAN", func(n string) float64 { return s.MedianCPUMS[n] }, func(c string) float64 { return s.MedianDeliveredCPU[c] })
-			row("TOTAL", func(n string) float64 { return s.TotalCPUMS[n] }, func(c string) float64 { return s.TotalDeliveredCPU[c] })
+			row("MEDIAN", func(n string) float64 { return s.MedianCPUMS[n] }, func(c string) float64 { return s.MedianDeliveredCPU[c] }, noMark)
+			row("TOTAL", func(n string) float64 { return s.TotalCPUMS[n] }, func(c string) float64 { return s.TotalDeliveredCPU[c] }, noMark)
 		} else {
-			row("MEDIAN", func(n string) float64 { return s.MedianWallMS[n] }, nil)
-			row("TOTAL", func(n string) float64 { return s.TotalWallMS[n] }, nil)
+			row("MEDIAN", func(n string) float64 { return s.MedianWallMS[n] }, nil, noMark)
+			row("TOTAL", func(n string) float64 { return s.TotalWallMS[n] }, nil, noMark)
 		}
 		tw.Flush()
 	}
@@ -325,6 +338,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	writeOffloadTable(bw, s)
 	fmt.Fprintln(bw)
 	for _, line := range originLines(r.Pages) {
+		fmt.Fprintln(bw, line)
+	}
+	for _, line := range simulatedLines(r.Pages) {
 		fmt.Fprintln(bw, line)
 	}
 	for _, p := range r.Pages {
