@@ -80,6 +80,13 @@ type Summary struct {
 	// 0 when gzip_mirror CPU is 0 (no pages, or no CPU clock).
 	OffloadCPURatio  float64 `json:"offload_cpu_ratio"`
 	IdentityCPURatio float64 `json:"identity_cpu_ratio"`
+	// OffloadByteChange is, per client coding, total offload delivered
+	// bytes / total mirror output bytes - 1: the byte penalty of offload
+	// (negative when offload is smaller). OffloadVerdict weighs it against
+	// the CPU change (docs/measuring.md, "The verdict"). A coding without
+	// mirror bytes or mirror CPU has neither.
+	OffloadByteChange map[string]float64 `json:"offload_byte_change"`
+	OffloadVerdict    map[string]string  `json:"offload_verdict"`
 }
 
 // Settings describe how a report was made.
@@ -175,6 +182,7 @@ func Summarize(pages []PageResult) Summary {
 	}
 	s.OffloadCPURatio = ratio(s.MedianCPUMS[ModeGzipToIdentity], s.MedianCPUMS[ModeGzipMirror])
 	s.IdentityCPURatio = ratio(s.MedianCPUMS[ModeIdentity], s.MedianCPUMS[ModeGzipMirror])
+	offloadVerdicts(&s)
 	return s
 }
 
@@ -394,9 +402,9 @@ func (e *errWriter) Write(p []byte) (int, error) {
 // the one process spends when "builtin" compresses), for an origin that
 // honours identity and for one that sends the client's coding anyway.
 func writeOffloadTable(w io.Writer, s Summary) {
-	fmt.Fprintln(w, "offload against mirror (ms of CPU per page, median over pages; change against mirror)")
+	fmt.Fprintln(w, "offload against mirror (ms of CPU per page, median over pages; change against mirror; bytes summed over pages)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "client gets\toffload origin sends\tmirror: guest\toffload, external edge: guest\toffload, builtin edge: guest + edge\t")
+	fmt.Fprintln(tw, "client gets\toffload origin sends\tmirror: guest\toffload, external edge: guest\toffload, builtin edge: guest + edge\tbytes: offload delivered vs mirror out\t")
 	for _, c := range deliveryCodings {
 		mirror := s.MedianCPUMS[mirrorModes[c]]
 		for _, mode := range offloadModes(c) {
@@ -405,11 +413,12 @@ func writeOffloadTable(w io.Writer, s Summary) {
 				origin = c
 			}
 			guest, both := s.MedianCPUMS[mode], s.MedianBuiltinCPU[builtinKey(mode, c)]
-			fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f (%s)\t%.3f (%s)\t\n", c, origin, mirror, guest, change(guest, mirror), both, change(both, mirror))
+			fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f (%s)\t%.3f (%s)\t%s\t\n", c, origin, mirror, guest, change(guest, mirror), both, change(both, mirror), byteCell(s, c))
 		}
 	}
 	tw.Flush()
 	fmt.Fprintln(w, offloadVerdict)
+	fmt.Fprintln(w, s.VerdictLine())
 }
 
 // offloadVerdict is the reading of the offload table, the same words as
