@@ -9,6 +9,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -507,5 +510,120 @@ func TestMeasureProxyComparesDeployments(t *testing.T) {
 	code, table, _ := measureRun(t, "-proxy", ssatd.URL+","+fastly.URL, "-url", "/news/a.html", "-host", measureDomain, "-runs", "1")
 	if code != 0 || !strings.Contains(table, "[2] vCPU ms") || !strings.Contains(table, "differs") || !strings.Contains(table, "1,365,106") {
 		t.Fatalf("table (exit %d):\n%s", code, table)
+	}
+}
+
+// The daemon sends the page's guest CPU in a trailer; -proxy with one URL
+// reports it, to the microsecond, in the table, the JSON and the CSV.
+func TestMeasureProxyReportsGuestCPU(t *testing.T) {
+	var host string
+	origin := measureOrigin(t, func() []byte { return measurePage(host, "") }, negotiate)
+	host = strings.TrimPrefix(origin.URL, "http://")
+	front := measureDaemon(t, origin.URL, func(c *config.Config) {
+		c.Debug.DiagnosticsHeaders = true
+		c.Debug.AllowModeOverride = true
+	})
+	code, stdout, stderr := measureRun(t, "-proxy", front.URL, "-url", "/news/a.html", "-host", measureDomain, "-runs", "3", "-format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Daemon struct {
+			Results []struct {
+				Mode           string   `json:"mode"`
+				AcceptEncoding string   `json:"accept_encoding"`
+				GuestCPUMS     *float64 `json:"guest_cpu_ms"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Daemon.Results) != 4 {
+		t.Fatalf("results %+v", doc.Daemon.Results)
+	}
+	for _, r := range doc.Daemon.Results {
+		if r.GuestCPUMS == nil || *r.GuestCPUMS <= 0 {
+			t.Errorf("%s/%s: guest_cpu_ms %v, want the daemon's trailer", r.Mode, r.AcceptEncoding, r.GuestCPUMS)
+		}
+	}
+	code, table, _ := measureRun(t, "-proxy", front.URL, "-url", "/news/a.html", "-host", measureDomain, "-runs", "1")
+	lines := strings.Split(table, "\n")
+	if code != 0 || len(lines) < 3 || !strings.HasSuffix(strings.TrimSpace(lines[1]), "guest CPU ms") {
+		t.Fatalf("table has no guest CPU column (exit %d):\n%s", code, table)
+	}
+	for _, l := range lines[2:6] {
+		f := strings.Fields(l)
+		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err != nil || v <= 0 {
+			t.Errorf("row %q: last column is not a guest CPU figure", l)
+		}
+	}
+	code, csvOut, _ := measureRun(t, "-proxy", front.URL, "-url", "/news/a.html", "-host", measureDomain, "-runs", "1", "-format", "csv")
+	if code != 0 || !strings.HasSuffix(strings.SplitN(csvOut, "\n", 2)[0], ",vcpu_ms,guest_cpu_ms") {
+		t.Fatalf("csv header (exit %d):\n%s", code, csvOut)
+	}
+}
+
+// With -url, an origin that answers Accept-Encoding: br with identity has no
+// br of its own: its "origin br" size and the br modes are simulated, and
+// the JSON, the table and a note line say so. deflate is never asked.
+func TestMeasureURLMarksSimulatedBr(t *testing.T) {
+	tests := []struct {
+		name      string
+		choose    func(string) compress.Coding
+		simulated []string
+	}{
+		{"origin without br", func(ae string) compress.Coding {
+			if ae == "gzip" {
+				return compress.Gzip
+			}
+			return compress.Identity
+		}, []string{"deflate", "br"}},
+		{"negotiating origin", negotiate, []string{"deflate"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var host string
+			origin := measureOrigin(t, func() []byte { return measurePage(host, "") }, tc.choose)
+			host = strings.TrimPrefix(origin.URL, "http://")
+			u := origin.URL + "/news/a.html"
+			code, stdout, stderr := measureRun(t, "-url", u, "-runs", "1", "-format", "json")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var rep measure.Report
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatal(err)
+			}
+			p := rep.Pages[0]
+			if strings.Join(p.SimulatedOrigin, ",") != strings.Join(tc.simulated, ",") {
+				t.Errorf("simulated_origin_codings %q, want %q", p.SimulatedOrigin, tc.simulated)
+			}
+			for name, m := range p.Modes {
+				if want := slices.Contains(tc.simulated, m.In); m.Simulated != want {
+					t.Errorf("mode %s (in %s): simulated %v, want %v", name, m.In, m.Simulated, want)
+				}
+			}
+			code, table, _ := measureRun(t, "-url", u, "-runs", "1")
+			brSimulated := slices.Contains(tc.simulated, "br")
+			note := regexp.MustCompile(`(?m)^note: ` + regexp.QuoteMeta(u) + `: origin ([a-z, ]+) and the modes starting from them are SIMULATED`).FindStringSubmatch(table)
+			if code != 0 || note == nil || note[1] != strings.Join(tc.simulated, ", ") {
+				t.Fatalf("no note naming %q (exit %d):\n%s", tc.simulated, code, table)
+			}
+			if got := strings.Contains(table, "Accept-Encoding: br with that coding"); got != brSimulated {
+				t.Errorf("note blames br: %v, want %v:\n%s", got, brSimulated, table)
+			}
+			// The sizes row: identity, origin gzip, deflate, br, then the mirror outputs.
+			row := regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(u) + `((\s+[0-9,]+\*?){9})\s*$`).FindStringSubmatch(table)
+			if row == nil {
+				t.Fatalf("no sizes row:\n%s", table)
+			}
+			f := strings.Fields(row[1])
+			for i, c := range map[int]string{1: "gzip", 2: "deflate", 3: "br", 4: "gzip", 5: "deflate", 6: "br"} {
+				if got, want := strings.HasSuffix(f[i], "*"), slices.Contains(tc.simulated, c); got != want {
+					t.Errorf("sizes column %d (%s) = %q: marked %v, want %v", i, c, f[i], got, want)
+				}
+			}
+		})
 	}
 }

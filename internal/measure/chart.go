@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"unicode/utf8"
 )
 
 // bar is one bar of a chart panel.
@@ -53,11 +54,11 @@ func chartPanels(r *Report) []panel {
 	for _, c := range deliveryCodings {
 		cpu.bars = append(cpu.bars, bar{series: "edge-cpu", key: "edge_" + c, label: "edge " + c + " (offload delivery)", value: s.MedianDeliveredCPU[c], color: colorEdge})
 	}
-	// Offload with the builtin edge, set beside the mirror mode it replaces:
-	// in one process the CPU moves to the edge rather than going away.
+	// Offload with the builtin edge, to set beside the mirror bars above:
+	// in one process the CPU moves to the edge rather than going away. The
+	// mirror bars are not drawn a second time; their label names the mirror
+	// mode each group replaces.
 	for _, c := range deliveryCodings {
-		mirror := mirrorModes[c]
-		cpu.bars = append(cpu.bars, bar{series: "compare", key: "compare_" + mirror, label: mirror, value: s.MedianCPUMS[mirror], color: colorMirror})
 		for _, mode := range offloadModes(c) {
 			k := builtinKey(mode, c)
 			cpu.bars = append(cpu.bars, bar{series: "builtin-cpu", key: k, label: mode + " + edge " + c + " (builtin)", value: s.MedianBuiltinCPU[k], color: colorBuiltin})
@@ -113,8 +114,6 @@ func niceStep(max float64, n int) float64 {
 // page, readable without the table.
 func (r *Report) WriteChart(w io.Writer) error {
 	const (
-		width   = 1000
-		left    = 250 // label column
 		plotW   = 560
 		barH    = 22
 		gap     = 8
@@ -123,6 +122,7 @@ func (r *Report) WriteChart(w io.Writer) error {
 		panelGp = 30
 	)
 	panels := chartPanels(r)
+	left, width := chartColumns(panels, plotW)
 	height := 90
 	for _, p := range panels {
 		height += titleH + len(p.bars)*(barH+gap) + axisH + panelGp
@@ -194,6 +194,27 @@ func (r *Report) WriteChart(w io.Writer) error {
 	b.WriteString("</svg>\n")
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// labelCharW is the width allowed per character of a 13 px sans-serif
+// label: wider than the average glyph (about 0.55 em), so that a label of
+// wide letters still fits.
+const labelCharW = 8
+
+// chartColumns sizes the label column to the longest label and the whole
+// chart to the label column, the plot and the longest value label beside
+// the longest bar, so that no text is clipped by the viewBox.
+func chartColumns(panels []panel, plotW int) (left, width int) {
+	longest, longestValue := 0, 0
+	for _, p := range panels {
+		for _, br := range p.bars {
+			longest = max(longest, utf8.RuneCountInString(br.label))
+			longestValue = max(longestValue, utf8.RuneCountInString(p.format(br.value)))
+		}
+	}
+	left = max(250, 20+10+longest*labelCharW)
+	width = max(1000, left+plotW+6+longestValue*labelCharW+20)
+	return left, width
 }
 
 func trimFloat(v float64) string {

@@ -212,6 +212,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 		fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
 		return 1
 	}
+	MarkSimulated(results, rep.Fetches)
 	rep.Pages = results
 	rep.Summary = Summarize(results)
 	if err := emit(stdout, outPath, inFormat(rep, format)); err != nil {

@@ -38,8 +38,12 @@ type DaemonResult struct {
 	TotalMS         float64 `json:"total_ms"`
 	ProcessingMS    float64 `json:"processing_ms"` // trailer X-Ssatd-Processing-Ms
 	VCPUMS          float64 `json:"vcpu_ms"`       // x-ts-ssat-fastly-vcpu-ms, else X-Ssatd-Guest-Cpu-Ms
-	SameAsFirst     bool    `json:"same_as_first"` // decoded body equals the first pair's
-	BodySHA256      string  `json:"body_sha256,omitempty"`
+	// GuestCPUMS is ssatd's own X-Ssatd-Guest-Cpu-Ms trailer (thread CPU ×
+	// compute.cpu_scale, to the microsecond), where VCPUMS may hold the
+	// whole milliseconds of x-ts-ssat-fastly-vcpu-ms; nil when not sent.
+	GuestCPUMS  *float64 `json:"guest_cpu_ms"`
+	SameAsFirst bool     `json:"same_as_first"` // decoded body equals the first pair's
+	BodySHA256  string   `json:"body_sha256,omitempty"`
 	// Headers says which set was read: "x-ts-ssat" (Trusted Server's, on
 	// Fastly or ssatd) or "x-ssatd".
 	Headers string `json:"headers"`
@@ -113,7 +117,7 @@ func Daemon(ctx context.Context, client *http.Client, proxyURL, path, host strin
 		}
 		for _, ae := range daemonEncodings {
 			res := DaemonResult{Mode: m.override, AcceptEncoding: ae}
-			var ttfbs, totals, procs, vcpus []float64
+			var ttfbs, totals, procs, vcpus, cpus []float64
 			var body []byte
 			for run := 0; run <= runs; run++ { // run 0 warms up
 				req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
@@ -148,8 +152,15 @@ func Daemon(ctx context.Context, client *http.Client, proxyURL, path, host strin
 				totals = append(totals, ms(total))
 				procs = append(procs, d.processingMS)
 				vcpus = append(vcpus, d.vcpuMS)
+				if c, err := strconv.ParseFloat(field(resp, proxy.DiagGuestCPUMillis), 64); err == nil {
+					cpus = append(cpus, c)
+				}
 			}
 			res.TTFBMS, res.TotalMS, res.ProcessingMS, res.VCPUMS = Median(ttfbs), Median(totals), Median(procs), Median(vcpus)
+			if len(cpus) > 0 {
+				c := Median(cpus)
+				res.GuestCPUMS = &c
+			}
 			if c, ok := compress.ParseContentEncoding(res.DeliveredCoding); ok {
 				if plain, err := decodeAll(c, body); err == nil {
 					res.DecodedBytes = int64(len(plain))
@@ -190,11 +201,11 @@ func (r *DaemonReport) WriteTable(w io.Writer) error {
 	bw := &errWriter{w: w}
 	fmt.Fprintf(bw, "daemon %s, page %s: median of %d requests after a warm-up\n", r.Proxy, r.Path, r.Runs)
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "mode\tclient AE\tstatus\tguest mode\torigin AE\torigin coding\tguest output\tdelivery\tdelivered coding\tdelivered B\tdecoded B\tttfb ms\ttotal ms\tprocessing ms\t")
+	fmt.Fprintln(tw, "mode\tclient AE\tstatus\tguest mode\torigin AE\torigin coding\tguest output\tdelivery\tdelivered coding\tdelivered B\tdecoded B\tttfb ms\ttotal ms\tprocessing ms\tvCPU ms\tguest CPU ms\t")
 	for _, x := range r.Results {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%.3f\t\n", x.Mode, x.AcceptEncoding, x.Status,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%.3f\t%.0f\t%s\t\n", x.Mode, x.AcceptEncoding, x.Status,
 			dash(x.DiagMode), dash(x.OriginAE), dash(x.OriginCoding), dash(x.OutputCoding), dash(x.Delivery),
-			x.DeliveredCoding, group(x.DeliveredBytes), group(x.DecodedBytes), x.TTFBMS, x.TotalMS, x.ProcessingMS)
+			x.DeliveredCoding, group(x.DeliveredBytes), group(x.DecodedBytes), x.TTFBMS, x.TotalMS, x.ProcessingMS, x.VCPUMS, guestCPU(x.GuestCPUMS, "-"))
 	}
 	tw.Flush()
 	for _, x := range r.Results {
@@ -219,10 +230,10 @@ func (r *DaemonReport) WriteJSON(w io.Writer) error {
 func (r *DaemonReport) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"mode", "accept_encoding", "status", "diag_mode", "origin_accept_encoding", "origin_coding", "output_coding",
-		"delivery", "delivered_coding", "delivered_bytes", "decoded_bytes", "ttfb_ms", "total_ms", "processing_ms"})
+		"delivery", "delivered_coding", "delivered_bytes", "decoded_bytes", "ttfb_ms", "total_ms", "processing_ms", "vcpu_ms", "guest_cpu_ms"})
 	for _, x := range r.Results {
 		_ = cw.Write([]string{x.Mode, x.AcceptEncoding, strconv.Itoa(x.Status), x.DiagMode, x.OriginAE, x.OriginCoding, x.OutputCoding,
-			x.Delivery, x.DeliveredCoding, itoa(x.DeliveredBytes), itoa(x.DecodedBytes), ftoa(x.TTFBMS), ftoa(x.TotalMS), ftoa(x.ProcessingMS)})
+			x.Delivery, x.DeliveredCoding, itoa(x.DeliveredBytes), itoa(x.DecodedBytes), ftoa(x.TTFBMS), ftoa(x.TotalMS), ftoa(x.ProcessingMS), ftoa(x.VCPUMS), guestCPU(x.GuestCPUMS, "")})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -233,4 +244,12 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// guestCPU formats a guest CPU figure the daemon may not have sent.
+func guestCPU(v *float64, missing string) string {
+	if v == nil {
+		return missing
+	}
+	return ftoa(*v)
 }

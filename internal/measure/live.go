@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -207,4 +208,74 @@ func writeFetchTable(w io.Writer, fetches []Fetch) {
 			fmt.Fprintf(w, "NOTE: %s ignored Accept-Encoding: identity and sent %s: with offload the guest still has to decode this origin's pages\n", f.URL, strings.TrimSpace(got))
 		}
 	}
+}
+
+// simulatedMark follows a table figure that was simulated rather than
+// measured on what the origin sent.
+const simulatedMark = "*"
+
+func noMark(string) string { return "" }
+
+// simMark is simulatedMark when coding c of p was simulated.
+func (p PageResult) simMark(c string) string {
+	if slices.Contains(p.SimulatedOrigin, c) {
+		return simulatedMark
+	}
+	return ""
+}
+
+// MarkSimulated marks, on each page measured from a fetched URL, the origin
+// codings the origin did not send when asked (deflate is never asked) and
+// the modes that start from them: their figures come from encoding the
+// identity page at the -origin-* levels, not from what the origin sends.
+func MarkSimulated(pages []PageResult, fetches []Fetch) {
+	for i := range pages {
+		p := &pages[i]
+		for _, f := range fetches {
+			if f.URL != p.Name {
+				continue
+			}
+			sent := map[string]bool{}
+			for _, r := range f.Responses {
+				if r.Error == "" && r.ContentEncoding == r.AcceptEncoding {
+					sent[r.AcceptEncoding] = true
+				}
+			}
+			p.SimulatedOrigin = nil
+			for _, c := range originCodings {
+				if !sent[string(c)] {
+					p.SimulatedOrigin = append(p.SimulatedOrigin, string(c))
+				}
+			}
+			for _, m := range Modes {
+				if mr, ok := p.Modes[m.Name]; ok && slices.Contains(p.SimulatedOrigin, string(m.In)) {
+					mr.Simulated = true
+					p.Modes[m.Name] = mr
+				}
+			}
+		}
+	}
+}
+
+// simulatedLines say, per page, which figures are simulated and why.
+func simulatedLines(pages []PageResult) []string {
+	var lines []string
+	for _, p := range pages {
+		var asked []string
+		for _, c := range p.SimulatedOrigin {
+			if slices.Contains(fetchEncodings, c) {
+				asked = append(asked, c)
+			}
+		}
+		if len(p.SimulatedOrigin) == 0 {
+			continue
+		}
+		why := "deflate is never asked of the origin"
+		if len(asked) > 0 {
+			why = fmt.Sprintf("the origin did not answer Accept-Encoding: %s with that coding, and %s", strings.Join(asked, ", "), why)
+		}
+		lines = append(lines, fmt.Sprintf("note: %s: origin %s and the modes starting from them are SIMULATED (marked %s): %s, so they are the identity page encoded at the -origin-* levels",
+			p.Name, strings.Join(p.SimulatedOrigin, ", "), simulatedMark, why))
+	}
+	return lines
 }

@@ -20,6 +20,9 @@ type ModeResult struct {
 	GuestMS    float64 `json:"guest_ms"`   // the pipeline's own guest time (auction wait excluded)
 	OutBytes   int64   `json:"out_bytes"`  // what the guest emitted in coding Out
 	Equivalent bool    `json:"equivalent"` // decoded output == identity output
+	// Simulated: with -url, the origin never sent In when asked, so
+	// InBytes and the mode's figures come from encoding the identity page.
+	Simulated bool `json:"simulated,omitempty"`
 }
 
 // PageResult is everything measured for one page.
@@ -42,6 +45,10 @@ type PageResult struct {
 	DeliveredBytes map[string]int64   `json:"delivered_bytes"`
 	DeliveredCPUMS map[string]float64 `json:"delivered_cpu_ms"`
 	Failures       []string           `json:"failures,omitempty"`
+	// SimulatedOrigin lists, with -url, the codings the origin did not send
+	// when asked for them (deflate is never asked): their OriginBytes are
+	// the identity page encoded at the -origin-* levels.
+	SimulatedOrigin []string `json:"simulated_origin_codings,omitempty"`
 }
 
 // Summary aggregates pages.
@@ -73,6 +80,13 @@ type Summary struct {
 	// 0 when gzip_mirror CPU is 0 (no pages, or no CPU clock).
 	OffloadCPURatio  float64 `json:"offload_cpu_ratio"`
 	IdentityCPURatio float64 `json:"identity_cpu_ratio"`
+	// OffloadByteChange is, per client coding, total offload delivered
+	// bytes / total mirror output bytes - 1: the byte penalty of offload
+	// (negative when offload is smaller). OffloadVerdict weighs it against
+	// the CPU change (docs/measuring.md, "The verdict"). A coding without
+	// mirror bytes or mirror CPU has neither.
+	OffloadByteChange map[string]float64 `json:"offload_byte_change"`
+	OffloadVerdict    map[string]string  `json:"offload_verdict"`
 }
 
 // Settings describe how a report was made.
@@ -168,6 +182,7 @@ func Summarize(pages []PageResult) Summary {
 	}
 	s.OffloadCPURatio = ratio(s.MedianCPUMS[ModeGzipToIdentity], s.MedianCPUMS[ModeGzipMirror])
 	s.IdentityCPURatio = ratio(s.MedianCPUMS[ModeIdentity], s.MedianCPUMS[ModeGzipMirror])
+	offloadVerdicts(&s)
 	return s
 }
 
@@ -266,9 +281,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "page\tidentity\torigin gzip\torigin deflate\torigin br\tgzip mirror out\tdeflate mirror out\tbr mirror out\tdelivered br\tdelivered gzip\t")
 	for _, p := range r.Pages {
+		sim := func(c string, n int64) string { return group(n) + p.simMark(c) }
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.Name, group(p.IdentityBytes),
-			group(p.OriginBytes["gzip"]), group(p.OriginBytes["deflate"]), group(p.OriginBytes["br"]),
-			group(p.Modes[ModeGzipMirror].OutBytes), group(p.Modes[ModeDeflateMirror].OutBytes), group(p.Modes[ModeBrMirror].OutBytes),
+			sim("gzip", p.OriginBytes["gzip"]), sim("deflate", p.OriginBytes["deflate"]), sim("br", p.OriginBytes["br"]),
+			sim("gzip", p.Modes[ModeGzipMirror].OutBytes), sim("deflate", p.Modes[ModeDeflateMirror].OutBytes), sim("br", p.Modes[ModeBrMirror].OutBytes),
 			group(p.DeliveredBytes["br"]), group(p.DeliveredBytes["gzip"]))
 	}
 	s := r.Summary
@@ -294,10 +310,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 			fmt.Fprint(tw, "edge br\tedge gzip\t")
 		}
 		fmt.Fprintln(tw)
-		row := func(name string, get func(string) float64, edge func(string) float64) {
+		row := func(name string, get func(string) float64, edge func(string) float64, mark func(string) string) {
 			fmt.Fprintf(tw, "%s\t", name)
 			for _, n := range ModeNames() {
-				fmt.Fprintf(tw, "%.3f\t", get(n))
+				fmt.Fprintf(tw, "%.3f%s\t", get(n), mark(n))
 			}
 			if kind == "cpu" {
 				fmt.Fprintf(tw, "%.3f\t%.3f\t", edge("br"), edge("gzip"))
@@ -310,14 +326,19 @@ func (r *Report) WriteTable(w io.Writer) error {
 					return p.Modes[n].CPUMS
 				}
 				return p.Modes[n].WallMS
-			}, func(c string) float64 { return p.DeliveredCPUMS[c] })
+			}, func(c string) float64 { return p.DeliveredCPUMS[c] }, func(n string) string {
+				if p.Modes[n].Simulated {
+					return simulatedMark
+				}
+				return ""
+			})
 		}
 		if kind == "cpu" {
-			row("MEDIAN", func(n string) float64 { return s.MedianCPUMS[n] }, func(c string) float64 { return s.MedianDeliveredCPU[c] })
-			row("TOTAL", func(n string) float64 { return s.TotalCPUMS[n] }, func(c string) float64 { return s.TotalDeliveredCPU[c] })
+			row("MEDIAN", func(n string) float64 { return s.MedianCPUMS[n] }, func(c string) float64 { return s.MedianDeliveredCPU[c] }, noMark)
+			row("TOTAL", func(n string) float64 { return s.TotalCPUMS[n] }, func(c string) float64 { return s.TotalDeliveredCPU[c] }, noMark)
 		} else {
-			row("MEDIAN", func(n string) float64 { return s.MedianWallMS[n] }, nil)
-			row("TOTAL", func(n string) float64 { return s.TotalWallMS[n] }, nil)
+			row("MEDIAN", func(n string) float64 { return s.MedianWallMS[n] }, nil, noMark)
+			row("TOTAL", func(n string) float64 { return s.TotalWallMS[n] }, nil, noMark)
 		}
 		tw.Flush()
 	}
@@ -325,6 +346,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	writeOffloadTable(bw, s)
 	fmt.Fprintln(bw)
 	for _, line := range originLines(r.Pages) {
+		fmt.Fprintln(bw, line)
+	}
+	for _, line := range simulatedLines(r.Pages) {
 		fmt.Fprintln(bw, line)
 	}
 	for _, p := range r.Pages {
@@ -378,9 +402,9 @@ func (e *errWriter) Write(p []byte) (int, error) {
 // the one process spends when "builtin" compresses), for an origin that
 // honours identity and for one that sends the client's coding anyway.
 func writeOffloadTable(w io.Writer, s Summary) {
-	fmt.Fprintln(w, "offload against mirror (ms of CPU per page, median over pages; change against mirror)")
+	fmt.Fprintln(w, "offload against mirror (ms of CPU per page, median over pages; change against mirror; bytes summed over pages)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "client gets\toffload origin sends\tmirror: guest\toffload, external edge: guest\toffload, builtin edge: guest + edge\t")
+	fmt.Fprintln(tw, "client gets\toffload origin sends\tmirror: guest\toffload, external edge: guest\toffload, builtin edge: guest + edge\tbytes: offload delivered vs mirror out\t")
 	for _, c := range deliveryCodings {
 		mirror := s.MedianCPUMS[mirrorModes[c]]
 		for _, mode := range offloadModes(c) {
@@ -389,11 +413,12 @@ func writeOffloadTable(w io.Writer, s Summary) {
 				origin = c
 			}
 			guest, both := s.MedianCPUMS[mode], s.MedianBuiltinCPU[builtinKey(mode, c)]
-			fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f (%s)\t%.3f (%s)\t\n", c, origin, mirror, guest, change(guest, mirror), both, change(both, mirror))
+			fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f (%s)\t%.3f (%s)\t%s\t\n", c, origin, mirror, guest, change(guest, mirror), both, change(both, mirror), byteCell(s, c))
 		}
 	}
 	tw.Flush()
 	fmt.Fprintln(w, offloadVerdict)
+	fmt.Fprintln(w, s.VerdictLine())
 }
 
 // offloadVerdict is the reading of the offload table, the same words as
