@@ -97,3 +97,29 @@ func TestEarlyPagePlaceOfANonPageIsFreedAtClassification(t *testing.T) {
 		t.Fatalf("page after three non-page navigations: status %d, want 200 (a place leaked)", resp.StatusCode)
 	}
 }
+
+// A tsjs callback runs an auction, so it counts among the requests in
+// progress: with the one place held by a page, POST /auction is refused 503
+// with Retry-After, and served once the page has ended. It was served past
+// the bound (admission was decided only for proxied requests).
+func TestCallbackTakesARequestPlace(t *testing.T) {
+	o := &seenOrigin{held: &heldOrigin{release: make(chan struct{})}}
+	e := newEnv(t, o, func(c *config.Config) {
+		c.Server.MaxRequestsInProgress = 1
+		c.Server.PageQueueTimeout = config.Duration{Duration: 50 * time.Millisecond}
+	})
+	o.held.page = e.page
+	held := e.startHeld(t)
+	resp, body := e.post(t, "/auction", "application/json", tsjsAdRequest)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("with the requests full: status %d, Retry-After %q, body %q; want 503, 1",
+			resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	close(o.held.release)
+	if r := <-held; r.err != nil || r.status != http.StatusOK {
+		t.Fatalf("held page: status %d, err %v", r.status, r.err)
+	}
+	if resp, body := e.post(t, "/auction", "application/json", tsjsAdRequest); resp.StatusCode != http.StatusOK {
+		t.Errorf("after the held page ended: status %d, body %q; want 200", resp.StatusCode, body)
+	}
+}

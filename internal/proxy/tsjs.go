@@ -34,16 +34,25 @@ const noStorePrivate = "no-store, private"
 // on /_ts/page-bids (anything but GET and OPTIONS) go to the origin, as
 // upstream's publisher fallback sends them.
 func (g *Guest) serveTsjs(fw *firstByteWriter, r *http.Request, x *exchange) bool {
+	var serve func(http.ResponseWriter, *http.Request, *exchange)
 	switch {
 	case r.URL.Path == auctionPath:
-		x.route = routeAuction
-		g.serveAuction(fw, r, x)
+		x.route, serve = routeAuction, g.serveAuction
 	case (r.URL.Path == pageBidsPath || r.URL.Path == pageBidsLegacyPath) &&
 		(r.Method == http.MethodGet || r.Method == http.MethodOptions):
-		x.route = routePageBids
-		g.servePageBids(fw, r, x)
+		x.route, serve = routePageBids, g.servePageBids
 	default:
 		return false
+	}
+	// A callback runs an auction, so it takes its place among the requests
+	// in progress like any other request (docs/behaviour.md, "Admission
+	// order"), and is refused 503 with Retry-After when they are full.
+	if place, err := g.requests.admit(r.Context()); err != nil {
+		x.ctx = r.Context()
+		g.answerError(fw, r, x, err)
+	} else {
+		serve(fw, r, x)
+		place.release()
 	}
 	x.status, x.outCoding, x.outBytes = fw.status, string(compress.Identity), fw.written
 	g.finish(r, x)
