@@ -38,13 +38,19 @@ test("the bundle renders the scripted winner in its slot", async () => {
   const got = await page.evaluate(() => ({
     slots: window.tsjs.adSlots.map((s) => s.id),
     bid: window.tsjs.bids["top-leaderboard"],
-    text: document.querySelector("#ad-top-leaderboard .tsjs-placeholder")?.textContent,
+    rendered: document.querySelector("#ad-top-leaderboard")?.getAttribute("data-tsjs-bid"),
+    frame: (() => {
+      const f = document.querySelector("#ad-top-leaderboard iframe");
+      return f && { w: f.width, h: f.height, sandboxed: f.hasAttribute("sandbox"), adm: f.srcdoc.includes("alpha") };
+    })(),
     links: [...document.querySelectorAll("a[href^='http']")].map((a) => a.href),
   }));
   assert.deepEqual(got.slots, ["top-leaderboard"]);
   assert.equal(got.bid.hb_bidder, "alpha");
   assert.equal(got.bid.hb_pb, "2.57");
-  assert.equal(got.text, "slot top-leaderboard 728x90 alpha $2.57");
+  // The winning creative is in a sandboxed iframe sized to the bid.
+  assert.equal(got.rendered, "alpha alpha-top-leaderboard 2.57");
+  assert.deepEqual(got.frame, { w: "728", h: "90", sandboxed: true, adm: true });
   // The page's own links name ssatd, port included, never the origin.
   const local = got.links.filter((l) => l.startsWith("http://127.0.0.1"));
   assert.ok(local.length > 0 && local.every((l) => l.startsWith(`${SSATD}/`)), local.join(" "));
