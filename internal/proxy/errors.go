@@ -227,13 +227,14 @@ func (g *Guest) recordFailureLocked(x *exchange, o string, r reason, err error) 
 		return
 	}
 	x.outcome, x.reason, x.err = o, r, err
-	switch {
-	case o == outcomeError:
+	// Every request whose outcome is not ok is counted once, on every
+	// route: the error ratio (deploy/grafana/ssatd.json, alerts.yml) takes
+	// the requests that were not ok and subtracts the client_gone
+	// failures, so an abort missing here would count as an error.
+	switch o {
+	case outcomeError:
 		g.metrics.Failure(r.String(), metrics.StageRefused)
-	case o == outcomeAborted && x.route == routePipeline:
-		// An aborted pass-through response (a client leaving a download,
-		// an origin breaking off an image) is logged but not counted: the
-		// metric counts what happens to pages (docs/behaviour.md, "Limits").
+	case outcomeAborted:
 		g.metrics.Failure(r.String(), metrics.StageAborted)
 	}
 }

@@ -443,7 +443,8 @@ func TestClientLeavingEarlyIsNotBlamedOnOrigin(t *testing.T) {
 
 // A pass-through body (not HTML) that ReverseProxy stops copying is blamed
 // on the side that failed: the origin's read error, the idle timer, or the
-// client that left while the origin was still sending.
+// client that left while the origin was still sending; and it is counted
+// under that reason, as an aborted page is.
 func TestPassThroughAbortReasons(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -494,6 +495,9 @@ func TestPassThroughAbortReasons(t *testing.T) {
 			if line["route"] != string(routePassThrough) || line["outcome"] != outcomeAborted || line["reason"] != tt.want {
 				t.Fatalf("route %v outcome %v reason %v (error %v); want %s, %s, %s",
 					line["route"], line["outcome"], line["reason"], line["error"], routePassThrough, outcomeAborted, tt.want)
+			}
+			if n := e.guest.Metrics().Sum("ssatd_failures_total", map[string]string{"reason": tt.want, "stage": "aborted"}); n != 1 {
+				t.Fatalf("ssatd_failures_total{reason=%q,stage=\"aborted\"} = %v, want 1", tt.want, n)
 			}
 		})
 	}
