@@ -24,24 +24,7 @@ import (
 // not depend on the machine), normalization and the consistency checks.
 func loadCompose(t *testing.T) *types.Project {
 	t.Helper()
-	root, err := filepath.Abs(repoRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts, err := cli.NewProjectOptions([]string{filepath.Join(root, "docker-compose.yml")},
-		cli.WithWorkingDirectory(root),
-		cli.WithEnv(nil),
-		cli.WithInterpolation(true),
-		cli.WithNormalization(true),
-		cli.WithConsistency(true),
-		cli.WithResolvedPaths(true),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	p, err := opts.LoadProject(ctx)
+	p, err := loadComposeFiles(nil, "docker-compose.yml")
 	if err != nil {
 		t.Fatalf("docker-compose.yml: %v", err)
 	}
@@ -49,6 +32,35 @@ func loadCompose(t *testing.T) *types.Project {
 		t.Fatal("docker-compose.yml has no services")
 	}
 	return p
+}
+
+// loadComposeFiles is `docker compose -f files[0] -f files[1] ...
+// --profile profiles[0] ...` from the repository root, loaded as
+// loadCompose does.
+func loadComposeFiles(profiles []string, files ...string) (*types.Project, error) {
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = filepath.Join(root, f)
+	}
+	opts, err := cli.NewProjectOptions(paths,
+		cli.WithWorkingDirectory(root),
+		cli.WithEnv(nil),
+		cli.WithProfiles(profiles),
+		cli.WithInterpolation(true),
+		cli.WithNormalization(true),
+		cli.WithConsistency(true),
+		cli.WithResolvedPaths(true),
+	)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return opts.LoadProject(ctx)
 }
 
 // argv is what a service runs inside the image: ENTRYPOINT + CMD, with the
