@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"encoding/json"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -93,6 +94,17 @@ func TestComposeObservability(t *testing.T) {
 		t.Errorf("the Jaeger UI (%d) is not published on the host: %v", jaegerQueryPort, published)
 	}
 
+	// The tracing file without the profile: Compose refuses the project
+	// (the instances depend on a service it does not enable) or enables
+	// Jaeger; it never runs instances that export to nowhere.
+	if q, err := loadComposeFiles(nil, "docker-compose.yml", tracingFile); err == nil {
+		if _, ok := q.Services[jaeger]; !ok {
+			t.Errorf("%s without the profile runs %v, tracing to a %s that does not run", tracingFile, slices.Sorted(maps.Keys(q.Services)), jaeger)
+		}
+	} else if !strings.Contains(err.Error(), jaeger) {
+		t.Errorf("%s without the profile: %v, want an error naming %s", tracingFile, err, jaeger)
+	}
+
 	// The base file alone, profile or not: no instance traces.
 	for _, profiles := range [][]string{nil, {observabilityProfile}} {
 		base, err := loadComposeFiles(profiles, "docker-compose.yml")
@@ -165,7 +177,7 @@ func jaegerService(t *testing.T, p *types.Project) string {
 		t.Errorf("service %s: command %q replaces the all-in-one configuration this test knows", name, svc.Command)
 	}
 	if v := svc.Environment["JAEGER_LISTEN_HOST"]; v == nil || *v != "0.0.0.0" {
-		t.Errorf("service %s: JAEGER_LISTEN_HOST %v: the OTLP receiver must listen beyond the container's localhost", name, v)
+		t.Errorf("service %s: JAEGER_LISTEN_HOST is not 0.0.0.0: the OTLP receiver must listen beyond the container's localhost", name)
 	}
 	hc := svc.HealthCheck
 	if hc == nil || hc.Disable || len(hc.Test) < 2 || hc.Test[0] != "CMD" {
@@ -259,10 +271,11 @@ type dashboardLink struct {
 	URL   string `json:"url"`
 }
 
-// checkTraceLinks checks that the dashboard links to traces, and that every
-// link to Explore (the dashboard's and the panels') opens a Jaeger search
-// for one of services on the data source uid, named directly or through a
-// data source variable of type jaeger, over the dashboard's time range.
+// checkTraceLinks checks that the dashboard's links search the traces of
+// every one of services, and that every link to Explore (the dashboard's
+// and the panels') opens a Jaeger search for one of them on the data source
+// uid, named directly or through a data source variable of type jaeger,
+// over the dashboard's time range.
 func checkTraceLinks(t *testing.T, data []byte, uid string, services []string) {
 	t.Helper()
 	var d struct {
@@ -288,6 +301,7 @@ func checkTraceLinks(t *testing.T, data []byte, uid string, services []string) {
 		}
 	}
 	names := func(ds string) bool { return ds == uid || jaegerVars[ds] }
+	searched := map[string]bool{} // by the dashboard's own links
 	check := func(where string, l dashboardLink) bool {
 		u, err := url.Parse(l.URL)
 		if err != nil || u.Path != "/explore" {
@@ -314,6 +328,9 @@ func checkTraceLinks(t *testing.T, data []byte, uid string, services []string) {
 				if q.Datasource.Type != "jaeger" || !names(q.Datasource.UID) || q.QueryType != "search" || !slices.Contains(services, q.Service) {
 					t.Errorf("%s: link %q: query %+v, want a Jaeger search for one of %v", where, l.Title, q, services)
 				}
+				if where == "dashboard" {
+					searched[q.Service] = true
+				}
 			}
 			if pane.Range.From != "${__from}" || pane.Range.To != "${__to}" {
 				t.Errorf("%s: link %q: range %+v, want the dashboard's (${__from}, ${__to})", where, l.Title, pane.Range)
@@ -329,6 +346,11 @@ func checkTraceLinks(t *testing.T, data []byte, uid string, services []string) {
 	}
 	if dashboardLinks == 0 {
 		t.Errorf("the dashboard has no link to traces in Explore: %+v", d.Links)
+	}
+	for _, s := range services {
+		if !searched[s] {
+			t.Errorf("no dashboard link searches the traces of service %s", s)
+		}
 	}
 	for _, p := range d.Panels {
 		for _, l := range p.Links {
