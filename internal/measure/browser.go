@@ -114,8 +114,11 @@ type BrowserOptions struct {
 // start (PerformanceNavigationTiming.startTime, 0 for a navigation).
 type BrowserLoad struct {
 	Mode           string `json:"mode"`
-	AcceptEncoding string `json:"accept_encoding"` // sent by Chromium in place of its own
-	Network        string `json:"network"`
+	AcceptEncoding string `json:"accept_encoding"` // the client coding, as in the HTTP rows
+	// SentAcceptEncoding is the header Chromium sent in place of its own
+	// (browserAcceptEncoding).
+	SentAcceptEncoding string `json:"sent_accept_encoding"`
+	Network            string `json:"network"`
 	Status         int    `json:"status"`
 	// DeliveredCoding is the document's Content-Encoding as Chromium
 	// received it.

@@ -66,7 +66,7 @@ type vitals struct {
 
 // loadMedian loads u o.Runs times and keeps the medians.
 func loadMedian(browserCtx context.Context, u, ae string, n NetworkProfile, o BrowserOptions) (BrowserLoad, error) {
-	l := BrowserLoad{AcceptEncoding: ae, Network: n.Name, Loads: o.Runs}
+	l := BrowserLoad{AcceptEncoding: ae, SentAcceptEncoding: browserAcceptEncoding(ae), Network: n.Name, Loads: o.Runs}
 	var ttfb, wait, fcp, lcp, end, load []float64
 	for i := range o.Runs {
 		v, err := loadOnce(browserCtx, u, ae, n, o.Timeout)
@@ -104,7 +104,7 @@ func loadOnce(browserCtx context.Context, u, ae string, n NetworkProfile, timeou
 	defer cancel()
 	setup := []chromedp.Action[chromedp.Void]{
 		call(network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true}),
-		call(network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Accept-Encoding": ae}}),
+		call(network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Accept-Encoding": browserAcceptEncoding(ae)}}),
 		call(page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: vitalsObserver}),
 	}
 	if n.throttled() {
@@ -142,6 +142,19 @@ func loadOnce(browserCtx context.Context, u, ae string, n NetworkProfile, timeou
 	}
 	v2.status, v2.coding, v2.wait = v.status, v.coding, v.wait
 	return v2, nil
+}
+
+// browserAcceptEncoding is what Chromium sends for the client coding ae of
+// daemonEncodings: ae first, and gzip, which every browser accepts.
+// Chromium refuses a coding it did not advertise
+// (net::ERR_CONTENT_DECODING_FAILED), so with "br" alone a deployment
+// whose origin answers gzip in mirror mode could not be loaded at all,
+// where a real browser gets the gzip page.
+func browserAcceptEncoding(ae string) string {
+	if ae == "gzip" {
+		return ae
+	}
+	return ae + ", gzip"
 }
 
 // call is a protocol command as an action.

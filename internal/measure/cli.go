@@ -27,6 +27,7 @@ const usage = `usage:
                 [-chart FILE.svg] [-origin-gzip-level 6] [-origin-brotli-quality 5]
   ssatd measure -url URL [-url URL ...] [same flags]           live origins
   ssatd measure -proxy URL[,URL...] -url PATH [-host HOST] [-runs 5] [-format ...] [-out FILE]
+                [-browser [-network none,slow-4g] [-chrome PATH]]
                                                                a running daemon
 
 See docs/measuring.md.
@@ -50,9 +51,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 	}
 	var (
 		pages, cfgPath, format, outPath, chartPath, proxyURL, host string
+		networks, chrome                                           string
 		runs, gzipLevel, brQuality                                 int
 		timeout                                                    time.Duration
 		urls                                                       urlList
+		browse                                                     bool
 	)
 	fs.StringVar(&pages, "pages", "", "measure every *.html page of this folder")
 	fs.Var(&urls, "url", "a live origin URL to fetch and measure (repeatable); with -proxy, the page path to request")
@@ -65,7 +68,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 	fs.StringVar(&chartPath, "chart", "", "also write an SVG bar chart (guest CPU per mode, bytes per page) to this file")
 	fs.IntVar(&gzipLevel, "origin-gzip-level", 6, "gzip and deflate level of the simulated origin")
 	fs.IntVar(&brQuality, "origin-brotli-quality", 5, "br quality of the simulated origin (window 22)")
-	fs.DurationVar(&timeout, "timeout", 60*time.Second, "timeout of each HTTP request (-url, -proxy)")
+	fs.DurationVar(&timeout, "timeout", 60*time.Second, "timeout of each HTTP request (-url, -proxy) and of each browser load (-browser)")
+	fs.BoolVar(&browse, "browser", false, "with -proxy: also load the page per mode and client coding in headless Chromium, and report TTFB, FCP and LCP")
+	fs.StringVar(&networks, "network", "none,slow-4g", "with -browser: the emulated networks, comma-separated, of "+networkNames())
+	fs.StringVar(&chrome, "chrome", "", "with -browser: the Chromium binary (default: the first of "+strings.Join(chromiumNames, ", ")+" on PATH)")
 	// A help request is answered on stdout with status 0, a usage error
 	// on stderr with status 2, as by the other commands.
 	var msg bytes.Buffer
@@ -117,6 +123,14 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 	if proxyURL != "" && chartPath != "" {
 		return bad("-chart goes with -pages or -url")
 	}
+	var bo *BrowserOptions
+	if msg, code := browserFlags(fs, browse, proxyURL, format, networks, chrome, runs, timeout, &bo); code != 0 {
+		if code == 2 {
+			return bad("%s", msg)
+		}
+		fmt.Fprintf(stderr, "ssatd measure: %s\n", msg)
+		return code
+	}
 
 	var cfg *config.Config
 	if cfgPath != "" {
@@ -141,10 +155,18 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 				fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
 				return 1
 			}
+			if err := browseAll(ctx, bo, c.Deployments, urls[0], host); err != nil {
+				fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+				return 1
+			}
 			rep, problems = c, c.Problems()
 		} else {
 			d, err := Daemon(ctx, client, proxyURL, urls[0], host, runs)
 			if err != nil {
+				fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+				return 1
+			}
+			if err := browseAll(ctx, bo, []*DaemonReport{d}, urls[0], host); err != nil {
 				fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
 				return 1
 			}

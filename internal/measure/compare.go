@@ -96,6 +96,12 @@ func (c *Comparison) WriteTable(w io.Writer) error {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	for i, d := range c.Deployments {
+		if d.Browser != nil {
+			fmt.Fprintf(bw, "[%d] %s in a browser:\n", i+1, d.Proxy)
+			d.writeBrowserTable(bw)
+		}
+	}
 	for _, p := range c.Problems() {
 		fmt.Fprintf(bw, "PROBLEM: %s\n", p)
 	}

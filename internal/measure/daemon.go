@@ -56,6 +56,9 @@ type DaemonReport struct {
 	Runs     int            `json:"runs"`
 	Results  []DaemonResult `json:"results"`
 	Problems []string       `json:"problems,omitempty"`
+	// Browser is -browser's loads of the same page in Chromium; absent
+	// without -browser.
+	Browser *BrowserRun `json:"browser,omitempty"`
 }
 
 // daemonModes are the override values and the mode the daemon must then
@@ -208,6 +211,7 @@ func (r *DaemonReport) WriteTable(w io.Writer) error {
 			x.DeliveredCoding, group(x.DeliveredBytes), group(x.DecodedBytes), x.TTFBMS, x.TotalMS, x.ProcessingMS, x.VCPUMS, guestCPU(x.GuestCPUMS, "-"))
 	}
 	tw.Flush()
+	r.writeBrowserTable(bw)
 	for _, x := range r.Results {
 		if !x.SameAsFirst && x.DecodedBytes > 0 {
 			fmt.Fprintf(bw, "note: mode %s, Accept-Encoding %s: the decoded page differs from the first response (a dynamic page?)\n", x.Mode, x.AcceptEncoding)
