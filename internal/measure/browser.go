@@ -119,7 +119,7 @@ type BrowserLoad struct {
 	// (browserAcceptEncoding).
 	SentAcceptEncoding string `json:"sent_accept_encoding"`
 	Network            string `json:"network"`
-	Status         int    `json:"status"`
+	Status             int    `json:"status"`
 	// DeliveredCoding is the document's Content-Encoding as Chromium
 	// received it.
 	DeliveredCoding string `json:"delivered_coding"`
