@@ -107,6 +107,8 @@ type Call struct {
 
 	mu      sync.Mutex
 	offered Progress // the latest progress offered
+
+	cpu cpuAccount // the CPU of the provider's sections (cpu.go)
 }
 
 func (c *Call) offer(p Progress) {
@@ -122,6 +124,7 @@ func Start(ctx context.Context, p Provider, req Request, timeout time.Duration) 
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	ctx, span := startAuctionSpan(ctx)
 	c := &Call{p: p, done: make(chan struct{}), deadline: deadline, cancel: cancel}
+	ctx = withCPU(ctx, &c.cpu)
 	switch p.(type) {
 	case None, Static:
 		// In-memory providers answer at once: run them here, so that a

@@ -184,13 +184,15 @@ func (p *OpenRTB) BidsPartial(ctx context.Context, req Request, offer func(Progr
 	best := map[string]candidate{}
 	for range prog.Sources {
 		a := <-answers
-		for _, c := range a.cands {
-			if cur, ok := best[c.slot]; !ok || c.beats(cur) {
-				best[c.slot] = c
+		computing(ctx, func() {
+			for _, c := range a.cands {
+				if cur, ok := best[c.slot]; !ok || c.beats(cur) {
+					best[c.slot] = c
+				}
 			}
-		}
-		prog.count(a.outcome)
-		prog.Bids, prog.from = winners(best)
+			prog.count(a.outcome)
+			prog.Bids, prog.from = winners(best)
+		})
 		if offer != nil {
 			offer(prog)
 		}
@@ -277,7 +279,9 @@ func (p *OpenRTB) call(ctx context.Context, i int, req Request) ([]candidate, st
 
 func (p *OpenRTB) exchange(ctx context.Context, i int, req Request) ([]candidate, result) {
 	ep := p.o.Endpoints[i]
-	body, err := json.Marshal(p.bidRequest(ctx, ep, req))
+	var body []byte
+	var err error
+	computing(ctx, func() { body, err = json.Marshal(p.bidRequest(ctx, ep, req)) })
 	if err != nil {
 		return nil, result{outcome: EndpointError, reason: ReasonConnection, err: fmt.Errorf("encode bid request: %w", err)}
 	}
@@ -315,23 +319,31 @@ func (p *OpenRTB) exchange(ctx context.Context, i int, req Request) ([]candidate
 		return nil, result{outcome: EndpointError, reason: ReasonTooLarge, status: resp.StatusCode,
 			err: fmt.Errorf("body over %d bytes", p.o.MaxBody)}
 	}
+	var cands []candidate
+	var res result
+	computing(ctx, func() { cands, res = p.decode(i, req, resp.StatusCode, data) })
+	return cands, res
+}
+
+// decode reads an endpoint's 200 answer: its bids, or why it has none.
+func (p *OpenRTB) decode(i int, req Request, status int, data []byte) ([]candidate, result) {
 	var br openrtb.BidResponse
 	if err := json.Unmarshal(data, &br); err != nil {
-		return nil, result{outcome: EndpointError, reason: ReasonJSON, status: resp.StatusCode, err: err}
+		return nil, result{outcome: EndpointError, reason: ReasonJSON, status: status, err: err}
 	}
 	cur := br.Cur
 	if cur == "" {
 		cur = "USD" // OpenRTB 2.6 §4.2.1: the default currency
 	}
 	if cur != p.o.Currency && len(br.SeatBid) > 0 {
-		return nil, result{outcome: EndpointError, reason: ReasonCurrency, status: resp.StatusCode,
+		return nil, result{outcome: EndpointError, reason: ReasonCurrency, status: status,
 			err: fmt.Errorf("bids in %q, configured currency %q", cur, p.o.Currency)}
 	}
 	cands := p.usable(i, req, br)
 	if len(cands) == 0 {
-		return nil, result{outcome: EndpointNoBid, reason: ReasonEmpty, status: resp.StatusCode}
+		return nil, result{outcome: EndpointNoBid, reason: ReasonEmpty, status: status}
 	}
-	return cands, result{outcome: EndpointBids, status: resp.StatusCode}
+	return cands, result{outcome: EndpointBids, status: status}
 }
 
 // failure classifies a failed send or read: when the deadline (the

@@ -33,6 +33,7 @@ func (c computeOptions) platformCPU(native time.Duration) time.Duration {
 // is missing.
 func (p *pipeline) timedProcess() (st rewrite.Stats, cpu time.Duration, ok bool, err error) {
 	clock := p.cpu
+	clock.auction = p.x.auction
 	clock.begin()
 	defer clock.end() // a panic in process leaves no thread locked
 	limit := p.g.nativeCPULimit()

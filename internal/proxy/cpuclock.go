@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/ssatd/ssatd/internal/auction"
 	"github.com/ssatd/ssatd/internal/cputime"
 )
 
@@ -18,6 +19,12 @@ import (
 // the kernel (the read of the origin socket) is I/O, not guest work, and
 // is left out, as `ssatd measure` leaves it out.
 //
+// The page's CPU also counts its auction's: the sections in which the
+// auction's own goroutines compute (auction.Call.CPU: building and
+// encoding the bid requests, decoding the answers, choosing the winners),
+// as all of that runs in the guest on Fastly and counts toward its vCPU
+// time. total and end add what those sections have spent by then.
+//
 // Only the pipeline goroutine calls its methods, with one exception kept
 // under the latency writer's lock: foreign, set while the latency timer's
 // goroutine flushes, tells countWriter that the write is not the
@@ -28,6 +35,9 @@ type pageCPU struct {
 	running bool
 	ok      bool // every reading succeeded
 	foreign bool // guarded by latencyWriter.mu
+	// auction is the page's auction, nil without one; its CPU is read
+	// atomically, from any goroutine.
+	auction *auction.Call
 }
 
 // begin starts the first stretch.
@@ -66,19 +76,27 @@ func (c *pageCPU) pause() bool {
 	return true
 }
 
-// total is the CPU spent so far, the running stretch included.
+// total is the CPU spent so far, the running stretch and the auction's
+// included.
 func (c *pageCPU) total() (time.Duration, bool) {
-	if !c.running {
-		return c.spent, c.ok
+	spent, ok := c.spent, c.ok
+	if c.running {
+		t, tok := cputime.Thread()
+		spent, ok = spent+t-c.start, ok && tok
 	}
-	t, ok := cputime.Thread()
-	return c.spent + t - c.start, c.ok && ok
+	return c.withAuction(spent, ok)
 }
 
-// end ends the last stretch and returns the page's CPU.
+// end ends the last stretch and returns the page's CPU, the auction's
+// included.
 func (c *pageCPU) end() (time.Duration, bool) {
 	c.pause()
-	return c.spent, c.ok
+	return c.withAuction(c.spent, c.ok)
+}
+
+func (c *pageCPU) withAuction(spent time.Duration, ok bool) (time.Duration, bool) {
+	a, aok := c.auction.CPU()
+	return spent + a, ok && aok
 }
 
 // during runs wait with the clock paused.
