@@ -67,11 +67,12 @@ func TestWait(t *testing.T) {
 func TestFinishedAuctionUsedAfterDeadline(t *testing.T) {
 	verifyNoLeaks(t)
 	for i := 0; i < 200; i++ {
-		c := Start(context.Background(), None{}, Request{}, time.Millisecond)
+		// A deadline already past: Wait finds both the finished auction
+		// and its expired timer ready.
+		c := Start(context.Background(), Static{BySlot: map[string]ssat.Bid{"top": {}}}, Request{Slots: []ssat.Slot{{ID: "top"}}}, -time.Millisecond)
 		<-c.done
-		time.Sleep(2 * time.Millisecond)
-		if _, out := c.Wait(context.Background()); out != Completed {
-			t.Fatalf("run %d: outcome %v for an auction that had finished", i, out)
+		if bids, out := c.Wait(context.Background()); out != Completed || len(bids) != 1 {
+			t.Fatalf("run %d: outcome %v and %d bids for an auction that had finished with one", i, out, len(bids))
 		}
 		c.Stop()
 	}
@@ -92,9 +93,10 @@ func TestWaitCancelled(t *testing.T) {
 // scheduled before the deadline and pages lost their canned bids.
 func TestStaticProviderAnswersAtOnce(t *testing.T) {
 	verifyNoLeaks(t)
-	c := Start(context.Background(), Static{BySlot: map[string]ssat.Bid{"top": {}}}, Request{Slots: []ssat.Slot{{ID: "top"}}}, time.Nanosecond)
+	// A deadline already past when Start returns, as for a provider
+	// goroutine scheduled too late.
+	c := Start(context.Background(), Static{BySlot: map[string]ssat.Bid{"top": {}}}, Request{Slots: []ssat.Slot{{ID: "top"}}}, -time.Millisecond)
 	defer c.Stop()
-	time.Sleep(time.Millisecond)
 	if bids, out := c.Wait(context.Background()); out != Completed || len(bids) != 1 {
 		t.Fatalf("outcome %v, %d bids", out, len(bids))
 	}

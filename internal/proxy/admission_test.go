@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/server"
@@ -316,9 +315,9 @@ func newPanicEnv(t *testing.T, mutate ...func(*config.Config)) (*env, *heldOrigi
 	e.host = strings.TrimPrefix(e.origin.URL, "http://")
 	o.page = e.page
 	cfg := testConfig(t, e.origin.URL, mutate...)
-	core, logs := observer.New(zap.InfoLevel)
+	logger, logs := newObservedLogger(zap.InfoLevel)
 	e.logs = logs
-	g, err := New(cfg, Options{Logger: zap.New(core), Bundle: []byte("bundle"), FlushLatency: 10 * time.Millisecond,
+	g, err := New(cfg, Options{Logger: logger, Bundle: []byte("bundle"), FlushLatency: 10 * time.Millisecond,
 		Transport: panicTransport{http.DefaultTransport.(*http.Transport).Clone()}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/ssatd/ssatd/internal/config"
 )
@@ -18,7 +17,7 @@ import (
 // connectEnv is a guest in front of originURL with the given connect and
 // header timeouts, on the daemon's own origin transport; tune adjusts that
 // transport (a test CA).
-func connectEnv(t *testing.T, originURL string, connect, header time.Duration, tune func(*http.Transport)) (*Guest, string, *observer.ObservedLogs) {
+func connectEnv(t *testing.T, originURL string, connect, header time.Duration, tune func(*http.Transport)) (*Guest, string, *observedLogs) {
 	t.Helper()
 	cfg := testConfig(t, originURL, func(c *config.Config) {
 		c.Publisher.OriginConnectTimeout = config.Duration{Duration: connect}
@@ -28,8 +27,8 @@ func connectEnv(t *testing.T, originURL string, connect, header time.Duration, t
 	if tune != nil {
 		tune(tr)
 	}
-	core, logs := observer.New(zap.InfoLevel)
-	g, err := New(cfg, Options{Logger: zap.New(core), Transport: tr})
+	logger, logs := newObservedLogger(zap.InfoLevel)
+	g, err := New(cfg, Options{Logger: logger, Transport: tr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +63,7 @@ func TestTLSHandshakeTimeoutIsUnreachable(t *testing.T) {
 	if took := time.Since(start); took < 300*time.Millisecond {
 		t.Fatalf("answered after %s, before the connect timeout: not a handshake timeout", took)
 	}
-	waitAccess(t, logs)
+	logs.waitAccess(t, 1)
 	if n := g.Metrics().Failures(reasonUnreachable.String()); n != 1 {
 		t.Fatalf("origin_unreachable counted %d times, want 1", n)
 	}
@@ -101,21 +100,8 @@ func TestTLSOriginHeaderTimeoutIs504(t *testing.T) {
 	if resp.StatusCode != http.StatusGatewayTimeout {
 		t.Fatalf("status %d, want 504", resp.StatusCode)
 	}
-	waitAccess(t, logs)
+	logs.waitAccess(t, 1)
 	if n := g.Metrics().Failures(reasonHeaderTimeout.String()); n != 1 {
 		t.Fatalf("origin_header_timeout counted %d times, want 1", n)
-	}
-}
-
-// waitAccess waits for the first access line: the request's record is
-// final once it is written.
-func waitAccess(t *testing.T, logs *observer.ObservedLogs) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for logs.FilterMessage("access").Len() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no access line")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

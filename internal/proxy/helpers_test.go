@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/ssatd/ssatd/internal/compress"
@@ -59,8 +60,58 @@ type env struct {
 	origin *httptest.Server
 	front  *httptest.Server
 	guest  *Guest
-	logs   *observer.ObservedLogs
+	logs   *observedLogs
 	host   string // the origin's host:port
+}
+
+// observedLogs are a guest's log lines, kept in memory, with a hook that
+// wakes the tests waiting for access lines: a test waits on the line
+// being written, not on a clock.
+type observedLogs struct {
+	*observer.ObservedLogs
+	mu   sync.Mutex
+	wake chan struct{} // closed, and replaced, when an access line is written
+}
+
+// newObservedLogger is a logger at level whose lines are kept in logs;
+// each hook also sees every line, after logs has it.
+func newObservedLogger(level zapcore.Level, hooks ...func(zapcore.Entry) error) (*zap.Logger, *observedLogs) {
+	core, kept := observer.New(level)
+	logs := &observedLogs{ObservedLogs: kept, wake: make(chan struct{})}
+	return zap.New(zapcore.RegisterHooks(core, append([]func(zapcore.Entry) error{logs.hook}, hooks...)...)), logs
+}
+
+// hook runs after the observer core has kept the line (zapcore.RegisterHooks
+// writes the wrapped core first).
+func (l *observedLogs) hook(e zapcore.Entry) error {
+	if e.Message == "access" {
+		l.mu.Lock()
+		close(l.wake)
+		l.wake = make(chan struct{})
+		l.mu.Unlock()
+	}
+	return nil
+}
+
+// waitAccess returns the access lines once there are at least n; the
+// timeout only bounds a test whose line never comes.
+func (l *observedLogs) waitAccess(t *testing.T, n int) []observer.LoggedEntry {
+	t.Helper()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for {
+		l.mu.Lock()
+		wake := l.wake // taken before counting, so a line written between is not missed
+		l.mu.Unlock()
+		if lines := l.FilterMessage("access").All(); len(lines) >= n {
+			return lines
+		}
+		select {
+		case <-wake:
+		case <-timeout.C:
+			t.Fatalf("access log line %d never written (have %d)", n, l.FilterMessage("access").Len())
+		}
+	}
 }
 
 func newEnv(t *testing.T, h http.Handler, mutate ...func(*config.Config)) *env {
@@ -72,9 +123,9 @@ func newEnv(t *testing.T, h http.Handler, mutate ...func(*config.Config)) *env {
 	u, _ := url.Parse(e.origin.URL)
 	e.host = u.Host
 	cfg := testConfig(t, e.origin.URL, mutate...)
-	core, logs := observer.New(zap.InfoLevel)
+	logger, logs := newObservedLogger(zap.InfoLevel)
 	e.logs = logs
-	g, err := New(cfg, Options{Logger: zap.New(core), Bundle: []byte("bundle"), FlushLatency: 10 * time.Millisecond})
+	g, err := New(cfg, Options{Logger: logger, Bundle: []byte("bundle"), FlushLatency: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,17 +271,7 @@ func serveCoded(body func() []byte, prefer ...compress.Coding) http.HandlerFunc 
 // client has read the last byte, so it is waited for.
 func (e *env) accessLine(t *testing.T, n int) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		lines := e.logs.FilterMessage("access").All()
-		if len(lines) >= n {
-			return lines[n-1].ContextMap()
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("access log line %d never written (have %d)", n, len(lines))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	return e.logs.waitAccess(t, n)[n-1].ContextMap()
 }
 
 func newFront(t *testing.T, h http.Handler) string {

@@ -7,11 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
-	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest/observer"
 )
 
 // TestPageThatNeverNamesTheOriginHostIsCountedAndLogged catches the
@@ -29,8 +26,8 @@ func TestPageThatNeverNamesTheOriginHostIsCountedAndLogged(t *testing.T) {
 	host := strings.TrimPrefix(origin.URL, "http://")
 	_, port, _ := strings.Cut(host, ":")
 
-	core, logs := observer.New(zapcore.DebugLevel)
-	g, err := New(testConfig(t, origin.URL), Options{Logger: zap.New(core), Bundle: []byte("bundle")})
+	logger, logs := newObservedLogger(zapcore.DebugLevel)
+	g, err := New(testConfig(t, origin.URL), Options{Logger: logger, Bundle: []byte("bundle")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,10 +54,7 @@ func TestPageThatNeverNamesTheOriginHostIsCountedAndLogged(t *testing.T) {
 	// which may come just after the client has read the last byte.
 	check := func(accessLines int, want int64) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for logs.FilterMessage("access").Len() < accessLines && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
+		logs.waitAccess(t, accessLines)
 		if got := int64(g.Metrics().Sum("ssatd_pages_without_origin_host_total", nil)); got != want {
 			t.Fatalf("after %d pages: pages without origin host = %d, want %d", accessLines, got, want)
 		}
