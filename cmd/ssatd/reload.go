@@ -137,8 +137,8 @@ func (d *daemon) swap(gen *generation, held []string) reloadResult {
 }
 
 // restartKeys are the [server] keys a reload cannot apply (holdRestartKeys
-// adds [tracing]): the listeners' addresses,
-// whether server.listen speaks TLS, and the settings of the client
+// adds [tracing]): the listeners' addresses, the port the redirect
+// listener's handler names, whether server.listen speaks TLS, and the settings of the client
 // http.Server, which cannot change while it serves. The certificate files
 // themselves do reload (daemon.certificate).
 var restartKeys = []struct {
@@ -148,6 +148,7 @@ var restartKeys = []struct {
 	{"server.listen", holdField(func(s *config.ServerConfig) *string { return &s.Listen })},
 	{"server.admin_listen", holdField(func(s *config.ServerConfig) *string { return &s.AdminListen })},
 	{"server.http_redirect_listen", holdField(func(s *config.ServerConfig) *string { return &s.HTTPRedirectListen })},
+	{"server.tls_redirect_port", holdField(func(s *config.ServerConfig) *int { return &s.TLSRedirectPort })},
 	{"server.read_header_timeout", holdField(func(s *config.ServerConfig) *config.Duration { return &s.ReadHeaderTimeout })},
 	{"server.read_timeout", holdField(func(s *config.ServerConfig) *config.Duration { return &s.ReadTimeout })},
 	{"server.idle_timeout", holdField(func(s *config.ServerConfig) *config.Duration { return &s.IdleTimeout })},

@@ -260,7 +260,7 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 	}
 	g.Go(serve(func() error { return d.admin.Serve(ls.admin) }))
 	if d.redirect != nil && ls.redirect != nil {
-		_, port, _ := net.SplitHostPort(ls.client.Addr().String())
+		port := server.RedirectPort(d.cfg.Server.TLSRedirectPort, ls.client.Addr())
 		d.redirect.Handler = server.RedirectToHTTPS(port, d.cfg.Publisher.Domain)
 		g.Go(serve(func() error { return d.redirect.Serve(ls.redirect) }))
 	}

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/devcert"
 )
 
 // TestServeHTTPSWithHTTP2AndRedirect runs serve's daemon with a
@@ -105,5 +106,81 @@ origin_url = %q
 	want := "https://127.0.0.1:" + port + "/a?b=1"
 	if resp.StatusCode != http.StatusPermanentRedirect || resp.Header.Get("Location") != want {
 		t.Errorf("redirect listener: %d Location %q, want 308 %q", resp.StatusCode, resp.Header.Get("Location"), want)
+	}
+}
+
+// TestRedirectNamesThePortClientsUse: behind a port mapping (docker -p
+// 8443:443 -p 8080:80) the HTTPS listener's own port is not the one
+// clients reach it on; server.tls_redirect_port names that one, keeping
+// the request's host name, and 443 is left out as the default port of
+// https. Without the key the redirect names the listener's port. It
+// failed when serve built the redirect from the listener's port alone.
+func TestRedirectNamesThePortClientsUse(t *testing.T) {
+	pair, _, err := devcert.Write(t.TempDir(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		port string // tls_redirect_port, "" for none
+		want string // Location, with LISTENER for the HTTPS listener's port
+	}{
+		{"8443", "https://www.pub.example:8443/a?b=1"},
+		{"443", "https://www.pub.example/a?b=1"},
+		{"", "https://www.pub.example:LISTENER/a?b=1"},
+	} {
+		t.Run("tls_redirect_port="+tt.port, func(t *testing.T) {
+			key := ""
+			if tt.port != "" {
+				key = "tls_redirect_port = " + tt.port
+			}
+			cfg, err := config.Load(writeConfig(t, fmt.Sprintf(`
+[server]
+drain_period = "0s"
+tls_cert_file = %q
+tls_key_file = %q
+http_redirect_listen = "127.0.0.1:0"
+%s
+
+[publisher]
+domain = "www.pub.example"
+origin_url = "http://127.0.0.1:9"
+`, pair.Cert, pair.Key, key)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := newDaemon(cfg, zaptest.NewLogger(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ls listeners
+			for _, l := range []*net.Listener{&ls.client, &ls.admin, &ls.redirect} {
+				if *l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- d.run(ctx, &ls) }()
+			defer func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("run: %v", err)
+				}
+			}()
+			tr := &http.Transport{}
+			defer tr.CloseIdleConnections()
+			req, _ := http.NewRequest(http.MethodGet, "http://"+ls.redirect.Addr().String()+"/a?b=1", nil)
+			req.Host = "www.pub.example:8080" // the mapped plain port the client used
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			_, listener, _ := net.SplitHostPort(ls.client.Addr().String())
+			want := strings.Replace(tt.want, "LISTENER", listener, 1)
+			if resp.StatusCode != http.StatusPermanentRedirect || resp.Header.Get("Location") != want {
+				t.Errorf("%d Location %q, want 308 %q", resp.StatusCode, resp.Header.Get("Location"), want)
+			}
+		})
 	}
 }

@@ -79,10 +79,14 @@ type ServerConfig struct {
 	MaxRequestsInProgress int `toml:"max_requests_in_progress" env:"MAX_REQUESTS_IN_PROGRESS"`
 	// TLSCertFile and TLSKeyFile make server.listen serve HTTPS, with
 	// HTTP/2 (docs/behaviour.md, "HTTPS and HTTP/2"); HTTPRedirectListen
-	// is then an optional plain listener that redirects to it.
+	// is then an optional plain listener that redirects to it, at
+	// TLSRedirectPort: the port clients reach the HTTPS listener on, which
+	// differs from server.listen's behind a port mapping; 0 is
+	// server.listen's port.
 	TLSCertFile        string `toml:"tls_cert_file" env:"TLS_CERT_FILE"`
 	TLSKeyFile         string `toml:"tls_key_file" env:"TLS_KEY_FILE"`
 	HTTPRedirectListen string `toml:"http_redirect_listen" env:"HTTP_REDIRECT_LISTEN"`
+	TLSRedirectPort    int    `toml:"tls_redirect_port" env:"TLS_REDIRECT_PORT"`
 	// TLSCertificate is the pair loaded by Validate, nil without TLS.
 	TLSCertificate *tls.Certificate `toml:"-" env:"-"`
 	// ReadyRequiresOrigin makes /readyz fail while the origin refuses TCP

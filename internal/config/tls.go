@@ -26,6 +26,14 @@ func (c *Config) validateTLS(p *problems) {
 			s.TLSCertificate = cert
 		}
 	}
+	if s.TLSRedirectPort != 0 {
+		switch {
+		case s.TLSRedirectPort < 1 || s.TLSRedirectPort > 65535:
+			p.addf("server.tls_redirect_port", "%d is not a TCP port (1-65535); 0 redirects to server.listen's port", s.TLSRedirectPort)
+		case s.HTTPRedirectListen == "":
+			p.addf("server.tls_redirect_port", "needs server.http_redirect_listen: it is the port that listener's redirects name")
+		}
+	}
 	if s.HTTPRedirectListen == "" {
 		return
 	}

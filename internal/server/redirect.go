@@ -3,16 +3,31 @@ package server
 import (
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
+// RedirectPort is the port a redirect to HTTPS names: configured
+// (server.tls_redirect_port), the port clients reach the HTTPS listener
+// on, which behind a port mapping (docker -p 8443:443) is not the one it
+// listens on; else, with 0, the port of tlsAddr, the HTTPS listener's own.
+func RedirectPort(configured int, tlsAddr net.Addr) string {
+	if configured != 0 {
+		return strconv.Itoa(configured)
+	}
+	_, port, _ := net.SplitHostPort(tlsAddr.String())
+	return port
+}
+
 // RedirectToHTTPS answers every request on a plain listener with 308
 // Permanent Redirect to the same path and query on https at port (left
-// out when it is 443), as a CDN does on port 80 for a site that forces
-// TLS (Fastly's "Force TLS":
-// https://www.fastly.com/documentation/guides/full-site-delivery/domains-and-origins/forcing-an-https-redirect
-// documents 301; 308 is chosen so that a POST stays a POST with its body,
-// RFC 9110 §15.4.9, and browsers treat both alike for navigations). The
+// out when it is 443), as a Compute service does on port 80: "Fastly
+// automatically returns a 308 Permanent Redirect response status with the
+// Location header indicating the HTTPS version of the same URL"
+// (https://docs.fastly.com/products/compute-resource-limits, "Port
+// limits"); a VCL service's "Force TLS" sends 301
+// (https://www.fastly.com/documentation/guides/full-site-delivery/domains-and-origins/forcing-an-https-redirect),
+// and 308 also keeps a POST a POST with its body (RFC 9110 §15.4.9). The
 // host is the request's, when it is a plain host name or IP address,
 // else fallback: a forged Host cannot put anything else into Location.
 // Nothing reaches the guest or the origin. HTTP/2 with prior knowledge is

@@ -306,4 +306,33 @@ func TestRedirectToHTTPS(t *testing.T) {
 	if status != http.StatusHTTPVersionNotSupported || !closed {
 		t.Errorf("h2 preface on the redirect listener: %d (closed %v), want 505 and a close", status, closed)
 	}
+	std := httptest.NewServer(RedirectToHTTPS("443", "www.pub.example"))
+	defer std.Close()
+	for host, want := range map[string]string{"www.pub.example:8080": "https://www.pub.example/x", "[::1]:80": "https://[::1]/x"} {
+		req, _ := http.NewRequest(http.MethodGet, std.URL+"/x", nil)
+		req.Host = host
+		resp, err := std.Client().Transport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Location"); got != want {
+			t.Errorf("port 443, host %s: Location %q, want %q (443 left out)", host, got, want)
+		}
+	}
+}
+
+// TestRedirectPort: the configured port wins over the HTTPS listener's
+// own, which behind a port mapping is not the one clients use; 0 keeps
+// the listener's.
+func TestRedirectPort(t *testing.T) {
+	listener := &net.TCPAddr{IP: net.IPv4zero, Port: 443}
+	for _, tt := range []struct {
+		configured int
+		want       string
+	}{{0, "443"}, {8443, "8443"}, {443, "443"}} {
+		if got := RedirectPort(tt.configured, listener); got != tt.want {
+			t.Errorf("RedirectPort(%d, %v) = %q, want %q", tt.configured, listener, got, tt.want)
+		}
+	}
 }
