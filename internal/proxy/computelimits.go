@@ -97,31 +97,58 @@ func cookieBytes(h http.Header) int {
 // started, as Fastly ends a sandbox at its wall-clock limit: 503 before the
 // response headers, an aborted response after. It cancels the request with
 // cause errRuntimeLimit (failureOf), which ends every wait on the origin or
-// the auction, and sets a write deadline of now on w, which ends a write
-// blocked on a client that stopped reading (server.write_timeout would
-// otherwise hold it longer). The returned func stops the timer; once it
-// has returned, w is not touched.
+// the auction, and then sets a write deadline of now on w, which ends a
+// write blocked on a client that stopped reading (server.write_timeout
+// would otherwise hold it longer) as a runtime-limit failure. The 503 is
+// written only once both are done, with the deadline lifted
+// (runtimeLimit.answering). The returned func stops the timer; once it has
+// returned, w is not touched.
 func (g *Guest) startRuntimeLimit(x *exchange, w http.ResponseWriter) (stop func()) {
 	if g.maxRuntime <= 0 {
 		return func() {}
 	}
-	var mu sync.Mutex
-	done := false
-	t := time.AfterFunc(g.maxRuntime-time.Since(x.start), func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if done {
+	l := &runtimeLimit{w: w}
+	x.runtime = l
+	l.timer = time.AfterFunc(g.maxRuntime-time.Since(x.start), func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.done {
 			return
 		}
 		x.cancel(errRuntimeLimit)
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now())
 	})
-	return func() {
-		t.Stop()
-		mu.Lock()
-		done = true
-		mu.Unlock()
+	return l.stop
+}
+
+// runtimeLimit is one request's compute.max_runtime timer.
+type runtimeLimit struct {
+	w     http.ResponseWriter
+	timer *time.Timer
+	mu    sync.Mutex
+	done  bool // the timer may no longer touch w
+}
+
+func (l *runtimeLimit) stop() {
+	l.timer.Stop()
+	l.mu.Lock()
+	l.done = true
+	l.mu.Unlock()
+}
+
+// answering is called before the 503 of a request ended at the limit is
+// written: it waits until the timer has set its deadline (the cause is set
+// just before, under the same lock), then lifts it, so that the answer is
+// not cut off by it. server.write_timeout, when set, arms its own per
+// write.
+func (l *runtimeLimit) answering() {
+	if l == nil {
+		return
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.done = true
+	_ = http.NewResponseController(l.w).SetWriteDeadline(time.Time{})
 }
 
 // cpuMeter ends a page whose guest CPU passes compute.cpu_limit_ms. It

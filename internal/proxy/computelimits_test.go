@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -312,6 +313,23 @@ func TestFastlyRuntimeLimit(t *testing.T) {
 		}
 		if n := e.guest.Metrics().Failures(reasonRuntimeLimit.String()); n != 1 {
 			t.Errorf("ssatd_failures_total{reason=%q} = %d, want 1", reasonRuntimeLimit, n)
+		}
+	})
+	// The limit's write deadline of now must not cut off the 503 itself.
+	// The guest alone, without the client handler's per-write deadline
+	// that re-arms it, lost the 503 every time (the client read EOF); in
+	// the daemon it was lost when the 503 was written before the deadline
+	// was set (seen under -race).
+	t.Run("before the headers, the guest alone", func(t *testing.T) {
+		e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			<-r.Context().Done() // never answers
+		}), runtime)
+		bare := httptest.NewServer(e.guest)
+		t.Cleanup(bare.Close)
+		e.front = bare
+		resp, body := e.mustGet(t, "/", navigate)
+		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "compute.max_runtime") {
+			t.Fatalf("status %d body %q; want 503 naming compute.max_runtime", resp.StatusCode, body)
 		}
 	})
 	t.Run("after the headers", func(t *testing.T) {

@@ -188,6 +188,9 @@ func (g *Guest) answerError(w http.ResponseWriter, r *http.Request, x *exchange,
 		// lines and the failures metric are enough.
 		g.log.Warn("origin request failed", fields...)
 	}
+	if f.reason == reasonRuntimeLimit {
+		x.runtime.answering()
+	}
 	h := w.Header()
 	for k := range h {
 		delete(h, k)

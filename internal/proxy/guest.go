@@ -367,6 +367,7 @@ type handled struct {
 	text         textKind       // the pipeline's rules: HTML, or a text type (textresp.go)
 	passBody     *originBody    // the body of a pass-through response
 	pageSlot     *pageSlot      // the page place taken before the origin fetch (admitEarly)
+	runtime      *runtimeLimit  // compute.max_runtime's timer, nil without one (computelimits.go)
 	pipe         *io.PipeReader // the pipeline's output, which ReverseProxy copies
 	done         chan struct{}  // closed when the pipeline goroutine has finished
 	firstByte    time.Time      // when the guest wrote the first body byte
