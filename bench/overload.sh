@@ -6,13 +6,15 @@
 # bounded in time, figures are noisy on a shared machine. Needs nginx, wrk, curl, python3.
 # usage: bench/overload.sh SSATD_BINARY PAGE.html [seconds] [connections] [server-toml-lines]
 #   e.g. bench/overload.sh ./ssatd /path/to/corpus/yahoo-3.html 10 256 'max_concurrent_pages = 32'
+# OVERLOAD_KEEP=DIR keeps ssatd's log (the access lines) and its configuration in DIR.
 set -u
 bin=${1:?ssatd binary}; page=${2:?page}; secs=${3:-10}; conns=${4:-256}; extra=${5:-}
 for tool in nginx wrk curl python3; do
   command -v $tool >/dev/null || { echo "needs $tool (apt-get install -y nginx-light wrk curl python3)"; exit 2; }
 done
 work=$(mktemp -d); chmod 755 "$work"; pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; for p in "${pids[@]}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done; rm -rf "$work"; }
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; for p in "${pids[@]}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
+  [ -n "${OVERLOAD_KEEP:-}" ] && mkdir -p "$OVERLOAD_KEEP" && cp "$work/logs/ssatd.log" "$work/ssatd.toml" "$OVERLOAD_KEEP/"; rm -rf "$work"; }
 trap cleanup EXIT
 O=18191 S=18193 A=18195
 mkdir -p "$work/www" "$work/logs"

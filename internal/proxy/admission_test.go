@@ -371,14 +371,14 @@ func (w *panicWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter)
 
 func TestPageSlotIsReleasedExactlyOnce(t *testing.T) {
 	g := newPageGate(2, 0)
-	a, err := g.admit(context.Background())
+	a, err := g.admit(context.Background(), g.deadline(0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.admit(context.Background()); err != nil {
+	if _, err := g.admit(context.Background(), g.deadline(0)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.admit(context.Background()); err == nil {
+	if _, err := g.admit(context.Background(), g.deadline(0)); err == nil {
 		t.Fatal("a third page was admitted to two slots")
 	}
 	a.release()
@@ -389,4 +389,8 @@ func TestPageSlotIsReleasedExactlyOnce(t *testing.T) {
 }
 
 // inUse reports how many slots are taken.
-func (g *pageGate) inUse() int { return len(g.slots) }
+func (g *pageGate) inUse() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.taken
+}

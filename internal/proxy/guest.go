@@ -349,6 +349,9 @@ type prepared struct {
 	// request's count in the in-flight gauge.
 	auctionStart time.Time
 	inFlightDone func()
+	// queued is how long admitEarly waited for places: a page place taken
+	// after classification waits only what is left of the queue timeout.
+	queued time.Duration
 }
 
 // handled is written by the handler goroutine only: the mode in prepare,

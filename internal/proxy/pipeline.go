@@ -152,7 +152,8 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	slot := x.pageSlot // an eligible navigation's, taken before the fetch
 	if slot == nil {
 		var err error
-		if slot, err = g.admitPage(x.ctx); err != nil {
+		// What is left of the queue timeout after the early waits.
+		if slot, err = g.admitPage(x.ctx, g.pages.deadline(x.queued)); err != nil {
 			return err
 		}
 	}

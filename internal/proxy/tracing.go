@@ -152,9 +152,9 @@ func endSpan(span trace.Span, err error, attrs ...attribute.KeyValue) {
 }
 
 // admitPage is the page gate (admission.go) with its wait as a span.
-func (g *Guest) admitPage(ctx context.Context) (*pageSlot, error) {
+func (g *Guest) admitPage(ctx context.Context, deadline time.Time) (*pageSlot, error) {
 	span := startSpan(ctx, "page gate wait")
-	slot, err := g.pages.admit(ctx)
+	slot, err := g.pages.admit(ctx, deadline)
 	endSpan(span, err)
 	return slot, err
 }
