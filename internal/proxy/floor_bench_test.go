@@ -15,10 +15,11 @@ import (
 )
 
 // BenchmarkCodecFloor sets the guest against what its codecs alone cost, on
-// every corpus page in one run (P2 and P3 of BENCHMARKS.md): Transform in
-// identity and in gzip mirror mode, and a bare klauspost gzip decode of the
-// origin's level-6 body plus a level-6 encode of the page. Each phase's best
-// thread CPU time over the iterations is reported, as ratios.
+// every corpus page in one run (P1b, P2 and P3 of BENCHMARKS.md): Transform
+// in identity and in gzip mirror mode, a bare klauspost gzip decode of the
+// origin's level-6 body plus a level-6 encode of the page, and a bare
+// bytes.IndexByte scan of the pages for '<'. Each phase's best thread CPU
+// time over the iterations is reported, as ratios.
 func BenchmarkCodecFloor(b *testing.B) {
 	type page struct {
 		g      *Guest
@@ -66,10 +67,23 @@ func BenchmarkCodecFloor(b *testing.B) {
 			}
 		}
 	}
+	var lts int
+	scan := func() {
+		for _, p := range pages {
+			for i := 0; ; lts++ {
+				j := bytes.IndexByte(p.html[i:], '<')
+				if j < 0 {
+					break
+				}
+				i += j + 1
+			}
+		}
+	}
 	phases := []func(){
 		bare,
 		transform(compress.Identity, func(p page) []byte { return p.html }),
 		transform(compress.Gzip, func(p page) []byte { return p.gzBody }),
+		scan,
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -85,7 +99,12 @@ func BenchmarkCodecFloor(b *testing.B) {
 	}
 	b.ReportMetric(float64(best[1])/float64(best[2]), "identity/gzip_mirror")
 	b.ReportMetric(float64(best[2])/float64(best[0]), "gzip_mirror/bare_codecs")
+	b.ReportMetric(float64(best[1])/float64(best[3]), "identity/scan")
 	b.ReportMetric(float64(best[0])/1e6, "bare-cpu-ms")
+	b.ReportMetric(float64(best[3])/1e6, "scan-cpu-ms")
 	b.ReportMetric(float64(best[1])/1e6, "identity-cpu-ms")
 	b.ReportMetric(float64(best[2])/1e6, "gzip_mirror-cpu-ms")
+	if lts == 0 {
+		b.Fatal("the scan found no '<' in the corpus")
+	}
 }
