@@ -1,8 +1,10 @@
 package edge
 
 import (
+	"bufio"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/klauspost/compress/gzhttp/writer/zstdkp"
 	"github.com/klauspost/compress/zstd"
@@ -24,6 +26,18 @@ func (c *counter) Write(p []byte) (int, error) {
 	c.n += int64(n)
 	return n, c.fail(err)
 }
+
+// encOutPool holds the buffers between an encoder and the counter. The
+// encoders write their output in pieces of a few hundred bytes (klauspost's
+// deflate emits every 240 bytes), and each piece that reaches the client
+// side costs a write deadline and a pass through net/http's response
+// writer: measured with perf at c=16 on a 1.3 MB page, that was 9 % of the
+// daemon's CPU. The buffer turns them into one write per flush.
+var encOutPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, encOutSize) }}
+
+// encOutSize holds the encoder output of one 32 KiB write of the guest at
+// the delivery levels with room to spare.
+const encOutSize = 16 << 10
 
 // encoder is a streaming encoder of the chosen coding.
 type encoder interface {
@@ -49,10 +63,11 @@ type writer struct {
 	coding     string // the Content-Encoding that went with it
 	compressed bool   // the edge applied coding
 	enc        encoder
-	pending    bool   // compressing, but holding the body under min_size
-	buf        []byte // the body held back
-	in         int64  // body bytes the guest wrote
-	err        error  // the first failure to deliver
+	encOut     *bufio.Writer // between enc and out, pooled; nil when not compressing
+	pending    bool          // compressing, but holding the body under min_size
+	buf        []byte        // the body held back
+	in         int64         // body bytes the guest wrote
+	err        error         // the first failure to deliver
 }
 
 // fail records the first delivery failure and returns err.
@@ -128,14 +143,26 @@ func (w *writer) start() error {
 }
 
 func (w *writer) newEncoder() (encoder, error) {
+	w.encOut = encOutPool.Get().(*bufio.Writer)
+	w.encOut.Reset(&w.out)
 	switch w.dec.coding {
 	case choiceBrotli:
-		return compress.NewWriter(compress.Brotli, &w.out, w.e.codec)
+		return compress.NewWriter(compress.Brotli, w.encOut, w.e.codec)
 	case choiceZstd:
 		// Pooled, one goroutine, a 128 KiB window: what gzhttp uses.
-		return zstdkp.NewWriter(&w.out, int(zstd.SpeedFastest)), nil
+		return zstdkp.NewWriter(w.encOut, int(zstd.SpeedFastest)), nil
 	}
-	return compress.NewWriter(compress.Gzip, &w.out, w.e.codec)
+	return compress.NewWriter(compress.Gzip, w.encOut, w.e.codec)
+}
+
+// releaseEncOut gives the encoder's output buffer back; what it still
+// holds is dropped (the response is over or aborted).
+func (w *writer) releaseEncOut() {
+	if w.encOut != nil {
+		w.encOut.Reset(nil)
+		encOutPool.Put(w.encOut)
+		w.encOut = nil
+	}
 }
 
 func (w *writer) Write(p []byte) (int, error) {
@@ -185,6 +212,9 @@ func (w *writer) FlushError() error {
 		if err := w.enc.Flush(); err != nil {
 			return w.fail(err)
 		}
+		if err := w.encOut.Flush(); err != nil {
+			return w.fail(err)
+		}
 	}
 	return w.fail(http.NewResponseController(w.ResponseWriter).Flush())
 }
@@ -198,6 +228,7 @@ func (w *writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (w *writer) close() error {
 	switch {
 	case w.err != nil:
+		w.releaseEncOut()
 		return w.err
 	case !w.decided:
 		// Nothing written: net/http sends an empty 200, without the hint.
@@ -216,6 +247,10 @@ func (w *writer) close() error {
 	}
 	err := w.enc.Close()
 	w.enc = nil
+	if err == nil {
+		err = w.encOut.Flush()
+	}
+	w.releaseEncOut()
 	if err != nil {
 		return w.fail(err)
 	}
@@ -228,6 +263,7 @@ func (w *writer) close() error {
 // abandon leaves the stream unfinished (the response is being aborted).
 func (w *writer) abandon() {
 	w.enc, w.buf = nil, nil
+	w.releaseEncOut()
 }
 
 // report fills d once the response is over.
