@@ -41,7 +41,7 @@ type pageGate struct {
 	timeout time.Duration // the longest wait for a place, all gates together
 	what    string        // "pages" or "requests", for the refusal's message
 	clock   gateClock
-	waiting func() // test hook: a request has joined the waiters; nil in production
+	waiting func() // test hook: a request has joined the waiters, its timer set; nil in production
 
 	mu      sync.Mutex
 	taken   int           // places in use; waiters exist only while taken == size
@@ -127,11 +127,11 @@ func (g *pageGate) admit(ctx context.Context, deadline time.Time) (*pageSlot, er
 	w := &gateWaiter{granted: make(chan struct{})}
 	g.waiters = append(g.waiters, w)
 	g.mu.Unlock()
+	expired, stop := g.clock.timer(wait)
+	defer stop()
 	if g.waiting != nil {
 		g.waiting()
 	}
-	expired, stop := g.clock.timer(wait)
-	defer stop()
 	var err error
 	select {
 	case <-w.granted:

@@ -191,50 +191,63 @@ func asFetched(c <-chan heldResult) <-chan fetched {
 // c=256 the 200s waited up to twice the timeout before any work, and the
 // 503s took as long). Here it waits 6 s of a 10 s timeout for a request
 // place, then for the page place: it is refused 503 with Retry-After when
-// the 10 s are up, not 10 s after it reached the page gate.
+// the 10 s are up, not 10 s after it reached the page gate. An eligible
+// navigation waits for its page place before the origin fetch; a page that
+// is not eligible (a crawler's) after classification, with what is left.
 func TestRequestAndPageGatesShareOneQueueTimeout(t *testing.T) {
-	const timeout = 10 * time.Second
-	e, o := newURIEnv(t, func(c *config.Config) {
-		c.Server.MaxConcurrentPages = 1
-		c.Server.MaxRequestsInProgress = 2
-		c.Server.PageQueueTimeout = config.Duration{Duration: timeout}
-	})
-	fc := newFakeClock()
-	e.guest.requests.clock, e.guest.pages.clock = fc.gateClock(), fc.gateClock()
-	start := fc.Now()
-	held := e.startHeld(t) // a request place and the page place
-	asset := e.fetch("/slow.wasm", header("Sec-Fetch-Dest", "script"))
-	<-o.arrived // the other request place
-	requestWait, pageWait := make(chan struct{}), make(chan struct{})
-	e.guest.requests.waiting = func() { close(requestWait) }
-	e.guest.pages.waiting = func() { close(pageWait) }
-	page := e.fetch("/page", navigate)
-	<-requestWait
-	fc.Advance(6 * time.Second)
-	close(o.slow) // the asset ends and hands its request place on
-	if r := <-asset; r.err != nil || r.status != http.StatusOK {
-		t.Fatalf("asset: status %d, err %v", r.status, r.err)
-	}
-	<-pageWait
-	if due := fc.pending(); len(due) != 1 || !due[0].Equal(start.Add(timeout)) {
-		fc.Advance(time.Hour) // answer the page whatever its deadline, then fail
-		<-page
-		close(o.held.release)
-		<-held
-		t.Fatalf("the page place's wait ends at %v, want %v: one timeout per gate", due, start.Add(timeout))
-	}
-	fc.Advance(timeout - 6*time.Second)
-	r := <-page
-	if r.err != nil || r.status != http.StatusServiceUnavailable || r.retryAfter != "1" ||
-		!strings.Contains(r.body, "too many pages in progress") {
-		t.Errorf("page: status %d, Retry-After %q, body %q, err %v; want 503 with Retry-After 1", r.status, r.retryAfter, r.body, r.err)
-	}
-	close(o.held.release)
-	if h := <-held; h.err != nil || h.status != http.StatusOK {
-		t.Fatalf("held page: status %d, err %v", h.status, h.err)
-	}
-	if got := o.uris(); slices.Contains(got, "/page") {
-		t.Errorf("origin asked for %q: the refused page reached it", got)
+	for _, tc := range []struct {
+		name        string
+		opts        []reqOpt
+		originAsked bool // the refused page reached the origin
+	}{
+		{"eligible navigation, before the fetch", []reqOpt{navigate}, false},
+		{"crawler's page, after classification", []reqOpt{navigate, header("User-Agent", "Googlebot/2.1")}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const timeout = 10 * time.Second
+			e, o := newURIEnv(t, func(c *config.Config) {
+				c.Server.MaxConcurrentPages = 1
+				c.Server.MaxRequestsInProgress = 2
+				c.Server.PageQueueTimeout = config.Duration{Duration: timeout}
+			})
+			fc := newFakeClock()
+			e.guest.requests.clock, e.guest.pages.clock = fc.gateClock(), fc.gateClock()
+			start := fc.Now()
+			held := e.startHeld(t) // a request place and the page place
+			asset := e.fetch("/slow.wasm", header("Sec-Fetch-Dest", "script"))
+			<-o.arrived // the other request place
+			requestWait, pageWait := make(chan struct{}), make(chan struct{})
+			e.guest.requests.waiting = func() { close(requestWait) }
+			e.guest.pages.waiting = func() { close(pageWait) }
+			page := e.fetch("/page", tc.opts...)
+			<-requestWait
+			fc.Advance(6 * time.Second)
+			close(o.slow) // the asset ends and hands its request place on
+			if r := <-asset; r.err != nil || r.status != http.StatusOK {
+				t.Fatalf("asset: status %d, err %v", r.status, r.err)
+			}
+			<-pageWait
+			if due := fc.pending(); len(due) != 1 || !due[0].Equal(start.Add(timeout)) {
+				fc.Advance(time.Hour) // answer the page whatever its deadline, then fail
+				<-page
+				close(o.held.release)
+				<-held
+				t.Fatalf("the page place's wait ends at %v, want %v: one timeout per gate", due, start.Add(timeout))
+			}
+			fc.Advance(timeout - 6*time.Second)
+			r := <-page
+			if r.err != nil || r.status != http.StatusServiceUnavailable || r.retryAfter != "1" ||
+				!strings.Contains(r.body, "too many pages in progress") {
+				t.Errorf("page: status %d, Retry-After %q, body %q, err %v; want 503 with Retry-After 1", r.status, r.retryAfter, r.body, r.err)
+			}
+			close(o.held.release)
+			if h := <-held; h.err != nil || h.status != http.StatusOK {
+				t.Fatalf("held page: status %d, err %v", h.status, h.err)
+			}
+			if got := o.uris(); slices.Contains(got, "/page") != tc.originAsked {
+				t.Errorf("origin asked for %q; the refused page reaching it: %v, want %v", got, !tc.originAsked, tc.originAsked)
+			}
+		})
 	}
 }
 
