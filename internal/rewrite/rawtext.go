@@ -14,6 +14,7 @@ func (rw *rewriter) scanBogus() bool {
 		return false
 	}
 	rw.pos, rw.mode = rw.pos+i+1, inText
+	rw.textRegion(rw.pos)
 	return true
 }
 

@@ -157,7 +157,8 @@ type rewriter struct {
 	// charset declaration has been seen.
 	holding, charsetSeen bool
 	held                 []byte
-	inl                  inlineText // the style or script element under the text rules
+	inl                  inlineText // the text region under the text rules
+	encs                 encStream  // the escaped forms after them (encoded.go)
 	scanner
 }
 
@@ -189,12 +190,15 @@ func (rw *rewriter) reset(dst io.Writer, opts *Options, quirks bool) {
 	rw.dst, rw.opts, rw.stats, rw.err = dst, opts, Stats{}, nil
 	rw.holding, rw.charsetSeen, rw.held, rw.inl = false, false, rw.held[:0], inlineText{}
 	rw.hosts.reset(opts.OriginHost, opts.RequestHost, opts.RequestScheme)
+	rw.hosts.enc.reset(opts.Inline, rw.hosts.name, opts.RequestHost)
+	rw.encs = encStream{rw: rw, tail: rw.encs.tail[:0]}
 	rw.bodyEndDone = opts.BodyEnd == nil
 	maxTok := opts.MaxTokenBytes
 	if maxTok <= 0 {
 		maxTok = DefaultMaxTokenBytes
 	}
 	rw.scanner.reset(maxTok, quirks)
+	rw.textRegion(0)
 }
 
 // release returns the rewriter to the pool without the page's references.
@@ -213,6 +217,7 @@ func (rw *rewriter) release() {
 	if cap(rw.hosts.val) > 4*readSize {
 		rw.hosts.val = nil
 	}
+	rw.encs.rw = nil
 	pool.Put(rw)
 }
 

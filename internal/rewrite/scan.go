@@ -227,6 +227,7 @@ func (rw *rewriter) scanText() bool {
 			case c == '>':
 				rw.pos = lt + 3 // "</>" is no token at all
 			default:
+				rw.endInline(lt) // a bogus comment goes out as it is
 				rw.pos, rw.mode = lt+2, inBogus
 				return true
 			}
@@ -250,9 +251,11 @@ func (rw *rewriter) scanText() bool {
 					return true
 				}
 			}
+			rw.endInline(lt) // a doctype or a bogus comment goes out as it is
 			rw.pos, rw.mode = lt+2, inBogus
 			return true
 		case c == '?':
+			rw.endInline(lt)
 			rw.pos, rw.mode = lt+2, inBogus
 			return true
 		default:

@@ -11,6 +11,7 @@ import (
 
 // openTag starts holding the tag that opens at lt.
 func (rw *rewriter) openTag(lt int, end bool) {
+	rw.endInline(lt) // the tag is no text
 	s := &rw.scanner
 	s.mode, s.sub, s.tokStart, s.endTag, s.urlAttr, s.urlValue = inTag, tName, lt, end, false, -1
 	s.pos = lt + 2 // past "<" and the name's first letter
@@ -43,10 +44,10 @@ func (rw *rewriter) scanTag() bool {
 			if rw.urlValue >= 0 { // the previous URL value was unquoted
 				rw.checkURLValue(rw.urlValue, i)
 			}
-			if len(rw.hosts.hostB) > 0 && urlAttrName(b[rw.tokStart:i-1]) {
-				rw.urlValue, rw.inl.attr = i, false
-			} else if len(rw.hosts.hostB) > 0 && rw.opts.Inline && inlineAttrName(b[rw.tokStart:i-1]) {
-				rw.urlValue, rw.inl.attr = i, true
+			// With Options.Inline every attribute may name the origin
+			// (classifyInlineAttr); without, only the URL attributes.
+			if len(rw.hosts.hostB) > 0 && (rw.opts.Inline || urlAttrName(b[rw.tokStart:i-1])) {
+				rw.urlValue = i
 			}
 			st = tBeforeValue
 		}
@@ -77,6 +78,7 @@ func (rw *rewriter) tagDone(end int) {
 		rw.oversize() // as if it had arrived in pieces: the output must not depend on reads
 		return
 	}
+	defer rw.textRegion(end) // what follows the tag is text or raw text
 	if s.endTag {
 		rw.endTagDone(raw, closing)
 		return
@@ -108,10 +110,8 @@ func (rw *rewriter) tagDone(end int) {
 		}
 	case atom.Script:
 		s.mode, s.sub = inScript, sData
-		rw.startInline(raw, end, a)
 	case atom.Style:
 		s.mode, s.rawName = inRawText, "style"
-		rw.startInline(raw, end, a)
 	case atom.Xmp, atom.Iframe, atom.Noembed, atom.Noframes, atom.Noscript, atom.Textarea, atom.Title:
 		s.mode, s.rawName = inRawText, a.String()
 	case atom.Plaintext:
@@ -204,12 +204,12 @@ func nameMayMatter(first byte, n int) bool {
 }
 
 // checkURLValue notes whether buf[from:to], which holds the value of an
-// attribute that urlAttrName accepted, names the origin host or holds a
+// attribute that urlAttrName accepted (any attribute with Options.Inline), names the origin host or holds a
 // character reference that may decode to part of it: without either
 // rewriteRawValue changes nothing, and rewriteAttrs is not called.
 func (rw *rewriter) checkURLValue(from, to int) {
 	v := rw.buf[from:to]
-	hasHost := rw.inl.attr && rw.hosts.hasSlashHost(v) || !rw.inl.attr && containsFold(v, rw.hosts.hostB)
+	hasHost := containsFold(v, rw.hosts.hostB)
 	rw.urlAttr = rw.urlAttr || hasHost ||
 		(bytes.IndexByte(v, '&') >= 0 && rw.hosts.refsMayMakeHost(v))
 	rw.urlValue = -1

@@ -61,6 +61,8 @@ type hostRewriter struct {
 	// esc is the JSON-escaped scheme:\/\/requestHost of the text rules
 	// (text.go); esc[relAt:] is \/\/requestHost.
 	esc  []byte
+	enc  encRules   // the escaped forms of Options.Inline (encoded.go)
+	enc2 []byte     // scratch: their rewrite of a value
 	rare int        // rarestByte of name (text.go)
 	sink appendSink // rewriteTextValue's output, kept to spare an allocation
 	// plainName: every byte of name is an ASCII host character, so no
@@ -222,6 +224,25 @@ func (h *hostRewriter) rewrite(dst, v []byte, kind attrKind) ([]byte, bool) {
 	if len(h.hostB) == 0 {
 		return dst, false
 	}
+	start := len(dst)
+	out, changed := h.rewriteForms(dst, v, kind)
+	if !h.enc.on {
+		return out, changed
+	}
+	src := v
+	if changed {
+		src = out[start:]
+	}
+	enc, encChanged := h.rewriteEncodedValue(h.enc2[:0], src)
+	h.enc2 = enc
+	if !encChanged {
+		return out, changed
+	}
+	return append(out[:start], enc...), true
+}
+
+// rewriteForms is rewrite without the escaped forms.
+func (h *hostRewriter) rewriteForms(dst, v []byte, kind attrKind) ([]byte, bool) {
 	if isTextKind(kind) {
 		return h.rewriteTextValue(dst, v, kind)
 	}

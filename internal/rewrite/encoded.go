@@ -1,0 +1,302 @@
+package rewrite
+
+// Escaped origin references (Options.Inline; docs/behaviour.md, "URL
+// rewriting"): an absolute origin URL whose "://" is percent-encoded, as
+// share links and tracking pixels carry the page's address in a query
+// parameter (u=https%3A%2F%2Forigin.example%2Fa), percent-encoded twice
+// (%252F), or written with JavaScript escapes inside a string literal
+// ("https:\u002F\u002Forigin.example"). They follow the text rules of
+// text.go after it, on its output: a host name ends where a host name
+// cannot go on, a port must be the origin's (or its scheme's default
+// written out), and a scheme, when there is one, becomes request_scheme.
+// Only the host (and the scheme) change; the page's spelling of the
+// separators is kept, and the request host is written in the same escape.
+
+import "bytes"
+
+// encFamily is one escaped spelling of the "//" before a host.
+type encFamily struct {
+	sep    string   // the two slashes, lower case
+	colons []string // spellings of the ':' after a scheme, lower case
+	colon  string   // the ':' of the request host's port, in this escape
+	lb, rb string   // '[' and ']' of an IPv6 request host
+}
+
+var encFamilies = [...]encFamily{
+	{sep: "%2f%2f", colons: []string{"%3a", ":"}, colon: "%3A", lb: "%5B", rb: "%5D"},
+	{sep: "%252f%252f", colons: []string{"%253a", ":"}, colon: "%253A", lb: "%255B", rb: "%255D"},
+	{sep: `\u002f\u002f`, colons: []string{`\u003a`, ":"}, colon: ":", lb: "[", rb: "]"},
+}
+
+// encMaxPrefix is the longest scheme and separator before a host:
+// "https%253a%252f%252f".
+const encMaxPrefix = len("https%253a%252f%252f")
+
+// encRules are the escaped forms for one origin: the request host in each
+// family's escape, and every pattern a held tail may begin.
+type encRules struct {
+	on       bool
+	host     [len(encFamilies)][]byte
+	patterns []string // scheme, colon, separator and origin name, lower case
+}
+
+func (e *encRules) reset(on bool, name, requestHost string) {
+	e.on, e.patterns = on, e.patterns[:0]
+	if !on || name == "" {
+		e.on = false
+		return
+	}
+	for k, f := range encFamilies {
+		b := e.host[k][:0]
+		for i := 0; i < len(requestHost); i++ {
+			switch c := requestHost[i]; c {
+			case ':':
+				b = append(b, f.colon...)
+			case '[':
+				b = append(b, f.lb...)
+			case ']':
+				b = append(b, f.rb...)
+			default:
+				b = append(b, c)
+			}
+		}
+		e.host[k] = b
+		e.patterns = append(e.patterns, f.sep+name)
+		for _, c := range f.colons {
+			e.patterns = append(e.patterns, "https"+c+f.sep+name, "http"+c+f.sep+name)
+		}
+	}
+}
+
+// encMatch is one escaped reference: v[from:to] is replaced by scheme
+// (when set), v[keep:at] as written, and the escaped request host.
+type encMatch struct {
+	from, keep, at, to int
+	family             int
+	scheme             bool
+	ok, more           bool
+}
+
+// matchEncoded decides the origin name found at at in v, whose bytes from
+// last on are not written yet. more reports that v ends before it can
+// tell; it is never set when final.
+func (h *hostRewriter) matchEncoded(v []byte, last, at int, final bool) (m encMatch) {
+	if at == 0 || lower(v[at-1]) != 'f' {
+		return m // every separator ends with "2f"
+	}
+	prefix := v[last:at]
+	m.family = -1
+	for k, f := range encFamilies {
+		if endsWithFold(prefix, f.sep) {
+			m.family = k
+			break
+		}
+	}
+	if m.family < 0 {
+		return m
+	}
+	f := &encFamilies[m.family]
+	m.from, m.keep, m.at = at-len(f.sep), at-len(f.sep), at
+	form := formRelative
+	for _, c := range f.colons {
+		before := v[last:m.from]
+		if !endsWithFold(before, c) {
+			continue
+		}
+		before = before[:len(before)-len(c)]
+		switch {
+		case endsWithFold(before, "https"):
+			m.from, m.keep, form = m.from-len(c)-len("https"), m.from-len(c), formHTTPS
+		case endsWithFold(before, "http"):
+			m.from, m.keep, form = m.from-len(c)-len("http"), m.from-len(c), formHTTP
+		default:
+			continue
+		}
+		m.scheme = true
+		break
+	}
+	to := at + len(h.hostB)
+	isColon, n := encPortColon(v[to:], f)
+	if n > 0 && !isColon {
+		if !final {
+			return encMatch{more: true}
+		}
+		n = 0 // the page ends in part of an escaped ':'
+	}
+	if isColon {
+		p := to + n
+		for p < len(v) && p-to-n < maxPortDigits && v[p] >= '0' && v[p] <= '9' {
+			p++
+		}
+		if p == len(v) && !final {
+			return encMatch{more: true}
+		}
+		if p-to-n == maxPortDigits || !h.portOK(v[to+n:p], form) {
+			return encMatch{}
+		}
+		to = p
+	} else if h.port != "" {
+		return encMatch{}
+	}
+	if to == len(v) {
+		if !final {
+			return encMatch{more: true}
+		}
+	} else if !endsText(v[to]) {
+		return encMatch{}
+	}
+	m.to, m.ok = to, true
+	return m
+}
+
+// encPortColon reports whether t starts with the ':' before a port, as ':'
+// or in family f's escape, and its length. A t that ends inside the escape
+// gives (false, len(t)): more text decides.
+func encPortColon(t []byte, f *encFamily) (isColon bool, n int) {
+	if len(t) > 0 && t[0] == ':' {
+		return true, 1
+	}
+	c := f.colons[0]
+	switch {
+	case len(t) >= len(c):
+		return prefixFold(t[:len(c)], c), len(c) * b2i(prefixFold(t[:len(c)], c))
+	case len(t) > 0 && prefixFold(t, c):
+		return false, len(t)
+	}
+	return false, 0
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// prefixFold reports whether t is, in any letter case, a prefix of the
+// lower-case s.
+func prefixFold(t []byte, s string) bool {
+	if len(t) > len(s) {
+		return false
+	}
+	for i, c := range t {
+		if lower(c) != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// encRun applies the escaped forms to v, which continues a text whose
+// bytes from skip on hold no host decided yet, writing the result to sink.
+// Unless final, it keeps back a tail that more text may make part of a
+// match, and returns how much of v it consumed and the next skip, as
+// textRun does.
+func (h *hostRewriter) encRun(sink textSink, v []byte, skip int, final bool) (consumed, nextSkip, changed int) {
+	last, i, pending := 0, skip, -1
+	if len(v) >= len(h.hostB) && skip < len(v) {
+		find := newFoldFinder(v, h.hostB, h.rare)
+		for {
+			at := find.find(i)
+			if at < 0 {
+				i = max(i, len(v)-len(h.hostB)+1)
+				break
+			}
+			m := h.matchEncoded(v, last, at, final)
+			if m.more {
+				pending, i = at, at
+				break
+			}
+			i = at + 1
+			if !m.ok {
+				continue
+			}
+			sink.write(v[last:m.from])
+			if m.scheme {
+				sink.write(h.repl[:h.relAt-1])
+			}
+			sink.write(v[m.keep:m.at])
+			sink.write(h.enc.host[m.family])
+			last, i = m.to, m.to
+			changed++
+		}
+	}
+	if final {
+		sink.write(v[last:])
+		return len(v), 0, changed
+	}
+	var cut int
+	if pending >= 0 {
+		cut = pending - encMaxPrefix
+	} else {
+		cut = h.encHoldFrom(v, len(v)-len(h.hostB)+1-encMaxPrefix)
+	}
+	cut = min(max(cut, last), len(v))
+	sink.write(v[last:cut])
+	return cut, max(0, i-cut), changed
+}
+
+// encHoldFrom is the first k from start on where v[k:] is, in any letter
+// case, a proper prefix of one of the escaped patterns, or len(v).
+func (h *hostRewriter) encHoldFrom(v []byte, start int) int {
+	for k := max(start, 0); k < len(v); k++ {
+		c := lower(v[k])
+		if c != 'h' && c != '%' && c != '\\' {
+			continue
+		}
+		for _, p := range h.enc.patterns {
+			if len(v)-k < len(p) && prefixFold(v[k:], p) {
+				return k
+			}
+		}
+	}
+	return len(v)
+}
+
+// encStream is the escaped forms on the way out of a text region: it
+// takes textRun's output, and holds back in tail what may begin a match.
+type encStream struct {
+	rw   *rewriter
+	tail []byte
+	skip int
+}
+
+func (e *encStream) write(p []byte) {
+	rw := e.rw
+	if len(e.tail) == 0 {
+		n, skip, changed := rw.hosts.encRun(rw, p, e.skip, false)
+		e.tail, e.skip = append(e.tail, p[n:]...), skip
+		rw.stats.InlineRewritten += changed
+		return
+	}
+	e.tail = append(e.tail, p...)
+	n, skip, changed := rw.hosts.encRun(rw, e.tail, e.skip, false)
+	e.tail, e.skip = e.tail[:copy(e.tail, e.tail[n:])], skip
+	rw.stats.InlineRewritten += changed
+}
+
+// finish writes the held tail at the end of a text region.
+func (e *encStream) finish() {
+	if len(e.tail) > 0 {
+		_, _, changed := e.rw.hosts.encRun(e.rw, e.tail, e.skip, true)
+		e.rw.stats.InlineRewritten += changed
+	}
+	e.tail, e.skip = e.tail[:0], 0
+}
+
+// rewriteEncodedValue applies the escaped forms to a whole value, appending
+// the result to dst; when nothing changes, dst is returned as it was.
+func (h *hostRewriter) rewriteEncodedValue(dst, v []byte) ([]byte, bool) {
+	if !h.enc.on || bytes.IndexByte(v, '%') < 0 && bytes.IndexByte(v, '\\') < 0 {
+		return dst, false
+	}
+	h.sink.b = dst
+	start := len(dst)
+	_, _, n := h.encRun(&h.sink, v, 0, true)
+	out := h.sink.b
+	h.sink.b = nil
+	if n == 0 {
+		return out[:start], false
+	}
+	return out, true
+}
