@@ -30,6 +30,9 @@ func diffOptions(host string) []*Options {
 		{OriginHost: host, RequestHost: "www.pub.example", RequestScheme: "https",
 			HeadPrepend: []byte("<script>HEAD</script>"), BodyEnd: bids},
 		{HeadPrepend: []byte("[H]"), BodyEnd: bids},
+		{OriginHost: host, RequestHost: "www.pub.example", RequestScheme: "https", Inline: true,
+			HeadPrepend: []byte("<script>HEAD</script>"), BodyEnd: bids},
+		{OriginHost: host, RequestHost: "[::1]:8443", RequestScheme: "http", Inline: true},
 	}
 }
 
@@ -121,6 +124,11 @@ var diffSeeds = []string{
 	"<img src='//origin.pub.example/a.png'srcset=origin.pub.example/b 2x>", "<a\thref\n=\n\"&#47;/origin.pub.example\">",
 	"<a href='https://origin&period;pub.example/?a=1&times=2'>", "<img srcset='&copyorigin.pub.example/a 1x&amp;'>",
 	"<a href=//origin.pub.example/?a&amp;b&timestamp=1&#x2e;>", "<a href='//origin&#46;pub.example'>",
+	"<p>https%3A%2F%2Forigin.pub.example%3A443%2F x</p><!-- //origin.pub.example --><!x //origin.pub.example>",
+	`<script type=x>"https:\u002F\u002Forigin.pub.example\u002F" //origin.pub.example:80</script>`,
+	`<a href="//x/?u=http%253A%252F%252FORIGIN.pub.example%252F" data-u="\/\/origin.pub.example" xmlns="//origin.pub.example">`,
+	`<!DOCTYPE x "http://origin.pub.example/"><textarea>//origin.pub.example&amp;</textarea><title>http:\/\/origin.pub.example</title>`,
+	"<b title='http%3A%2F%2Forigin.pub.example%3A443'>%2F%2Forigin.pub.example%3A8080 %2f%2forigin.pub.examplE%3</b>",
 }
 
 // FuzzDifferential compares the scanner with the reference on arbitrary
@@ -144,6 +152,7 @@ func TestDifferentialRandomDocuments(t *testing.T) {
 		"<head>", "<body>", "</body>", "<a href=", "//origin.pub.example/", "https://origin.pub.example",
 		"&amp;", "&#47;", "&#46;", "&times", "&period;", "origin", ".pub.example", "<!DOCTYPE html>", "<![CDATA[", "]]>", "<?", "<plaintext>", "<img src='",
 		"<!<", "<x", "<1", "<noscript>", "</noscript>", "<iframe>", "</IFRAME>", "<xmp>", "</xmp>", "<scr", "ipt>",
+		"%2F%2F", "https%3A", "%3A", "443", "%252F", `\u002F`, `\/`, "http:", "<b data-u=", " xmlns=", "<p>", "?u=",
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for k := range 3000 {

@@ -3,16 +3,12 @@ package rewrite
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"golang.org/x/net/html"
-
-	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 // The measure of issue 22's "Done when": after the rewrite, which absolute
@@ -129,7 +125,7 @@ func classifyLeftovers(page []byte, found []Leftover) {
 		case html.StartTagToken, html.SelfClosingTagToken:
 			tag := append([]byte(nil), raw...)
 			n, _ := z.TagName()
-			tagName := string(n)
+			elem := string(n)
 			attrs, _ := tokenizerAttrs(tag)
 			ctx = func(at int) string {
 				for _, a := range attrs {
@@ -138,14 +134,14 @@ func classifyLeftovers(page []byte, found []Leftover) {
 						if strings.HasPrefix(k, "data-") {
 							k = "data-*"
 						}
-						return "attr " + k + " <" + tagName + ">"
+						return "attr " + k + " <" + elem + ">"
 					}
 				}
-				return "tag <" + tagName + ">"
+				return "tag <" + elem + ">"
 			}
 			if tt == html.StartTagToken {
-				rawOpen = refRawTextElement(tagName)
-				if tagName == "template" {
+				rawOpen = refRawTextElement(elem)
+				if elem == "template" {
 					template++
 				}
 			}
@@ -236,25 +232,4 @@ func LeftoverSummary(found []Leftover) string {
 		fmt.Fprintf(&b, "  %5d  %s\n", counts[k], k)
 	}
 	return b.String()
-}
-
-func TestCorpusLeftoverOriginURLs(t *testing.T) {
-	files := testutil.RequireCorpus(t)
-	var before, after []Leftover
-	for _, f := range files {
-		page, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, origin := range leftoverOrigins(page) {
-			before = append(before, FindLeftovers(page, origin)...)
-			left := FindLeftovers(RewriteForLeftovers(t, page, origin), origin)
-			for _, l := range left {
-				t.Logf("%s [%s] %s %q: %q", filepath.Base(f), origin, l.Context, l.Form, l.Excerpt)
-			}
-			after = append(after, left...)
-		}
-	}
-	t.Logf("before the rewrite: %d\n%s", len(before), LeftoverSummary(before))
-	t.Logf("after the rewrite: %d\n%s", len(after), LeftoverSummary(after))
 }

@@ -46,7 +46,7 @@ func (ref *refRewriter) run(src io.Reader) error {
 	// it reports that content as text, up to the element's end tag.
 	rawOpen := ""
 	for ref.err == nil {
-		switch z.Next() {
+		switch tt := z.Next(); tt {
 		case html.ErrorToken:
 			return ref.end(z, src, rawOpen)
 		case html.StartTagToken, html.SelfClosingTagToken:
@@ -62,6 +62,14 @@ func (ref *refRewriter) run(src io.Reader) error {
 				ref.stats.HeadFound = true
 				ref.write(ref.opts.HeadPrepend)
 			}
+		case html.TextToken, html.CommentToken:
+			raw := z.Raw()
+			if ref.opts.Inline && refTextTokenRewritten(raw, tt == html.CommentToken) {
+				out, n := ref.rules.refInline(string(raw), true)
+				ref.stats.InlineRewritten += n
+				raw = []byte(out)
+			}
+			ref.write(raw)
 		case html.EndTagToken:
 			raw := append([]byte(nil), z.Raw()...)
 			name, _ := z.TagName()
@@ -184,15 +192,18 @@ func (ref *refRewriter) rewriteTag(raw []byte) ([]byte, error) {
 	for i, a := range attrs {
 		want[i] = a.Val
 		kind := refKind(a.Key)
+		if kind == "" && ref.opts.Inline && refInlineAttr(a.Key) {
+			kind = "content"
+		}
 		if kind == "" || a.ValAt[0] == a.ValAt[1] {
 			continue
 		}
 		quote := valueQuote(raw, a.ValAt)
-		nv, changed := ref.rules.rewriteRaw(string(raw[a.ValAt[0]:a.ValAt[1]]), quote, kind)
+		nv, changed := ref.valueRaw(string(raw[a.ValAt[0]:a.ValAt[1]]), quote, kind)
 		if !changed {
 			continue
 		}
-		want[i], _ = ref.rules.rewrite(a.Val, kind)
+		want[i], _ = ref.value(a.Val, kind)
 		out.Write(raw[last:a.ValAt[0]])
 		if quote == 0 && refNeedsQuotes(nv) {
 			// docs/behaviour.md: an unquoted value that would need quotes
@@ -208,6 +219,38 @@ func (ref *refRewriter) rewriteTag(raw []byte) ([]byte, error) {
 	}
 	out.Write(raw[last:])
 	return []byte(out.String()), refCheckTag(raw, []byte(out.String()), attrs, want)
+}
+
+// value rewrites a decoded attribute value: by the URL rules for the URL
+// attributes, then, with Options.Inline, by the escaped forms; by the
+// inline rules for the other attributes ("content").
+func (ref *refRewriter) value(v, kind string) (string, bool) {
+	if kind == "content" {
+		out, n := ref.rules.refInline(v, true)
+		return out, n > 0
+	}
+	out, changed := ref.rules.rewrite(v, kind)
+	if ref.opts.Inline {
+		if enc, n := ref.rules.refInline(out, false); n > 0 {
+			return enc, true
+		}
+	}
+	return out, changed
+}
+
+// valueRaw is value for a raw attribute value in its quotes, as
+// refRules.rewriteRaw: the page's own spelling is kept when the same
+// rewrite of the raw text decodes to the rewritten value, and the
+// rewritten value is escaped for the quotes otherwise.
+func (ref *refRewriter) valueRaw(raw string, quote byte, kind string) (string, bool) {
+	want, changed := ref.value(refDecode(raw, quote), kind)
+	if !changed {
+		return "", false
+	}
+	if direct, ok := ref.value(raw, kind); ok && refDecode(direct, quote) == want {
+		return direct, true
+	}
+	return refEscape(want, quote), true
 }
 
 // refCheckTag checks that the rewritten tag out reads, to the Tokenizer, as
