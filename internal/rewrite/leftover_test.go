@@ -190,6 +190,14 @@ func classifyLeftovers(page []byte, found []Leftover) {
 	}
 }
 
+// LeftoverExcepted reports the contexts where docs/behaviour.md ("URL
+// rewriting") says why an origin URL stays: namespace declarations
+// (xmlns, xmlns:*) and doctypes name a vocabulary or a document type, not
+// a resource anything fetches.
+func LeftoverExcepted(l Leftover) bool {
+	return strings.HasPrefix(l.Context, "attr xmlns ") || strings.HasPrefix(l.Context, "attr xmlns:") || l.Context == "doctype"
+}
+
 // leftoverOrigins are the hosts each corpus page is rewritten for: the one
 // its absolute URLs name most often (corpusOrigin, as the inline corpus
 // tests choose it) and the host of its canonical link (as the differential
