@@ -33,15 +33,14 @@ var encFamilies = [...]encFamily{
 const encMaxPrefix = len("https%253a%252f%252f")
 
 // encRules are the escaped forms for one origin: the request host in each
-// family's escape, and every pattern a held tail may begin.
+// family's escape.
 type encRules struct {
-	on       bool
-	host     [len(encFamilies)][]byte
-	patterns []string // scheme, colon, separator and origin name, lower case
+	on   bool
+	host [len(encFamilies)][]byte
 }
 
 func (e *encRules) reset(on bool, name, requestHost string) {
-	e.on, e.patterns = on, e.patterns[:0]
+	e.on = on
 	if !on || name == "" {
 		e.on = false
 		return
@@ -61,10 +60,6 @@ func (e *encRules) reset(on bool, name, requestHost string) {
 			}
 		}
 		e.host[k] = b
-		e.patterns = append(e.patterns, f.sep+name)
-		for _, c := range f.colons {
-			e.patterns = append(e.patterns, "https"+c+f.sep+name, "http"+c+f.sep+name)
-		}
 	}
 }
 
@@ -173,6 +168,25 @@ func b2i(b bool) int {
 	return 0
 }
 
+// prefixOfPattern reports whether t is, in any letter case, a proper
+// prefix of scheme, colon, sep and name one after the other (all lower
+// case).
+func prefixOfPattern(t []byte, scheme, colon, sep string, name []byte) bool {
+	if len(t) >= len(scheme)+len(colon)+len(sep)+len(name) {
+		return false
+	}
+	for _, part := range [...]string{scheme, colon, sep} {
+		n := min(len(t), len(part))
+		if !prefixFold(t[:n], part) {
+			return false
+		}
+		if t = t[n:]; len(t) == 0 {
+			return true
+		}
+	}
+	return equalFoldLower(t, name[:len(t)])
+}
+
 // prefixFold reports whether t is, in any letter case, a prefix of the
 // lower-case s.
 func prefixFold(t []byte, s string) bool {
@@ -195,7 +209,7 @@ func prefixFold(t []byte, s string) bool {
 func (h *hostRewriter) encRun(sink textSink, v []byte, skip int, final bool) (consumed, nextSkip, changed int) {
 	last, i, pending := 0, skip, -1
 	if len(v) >= len(h.hostB) && skip < len(v) {
-		find := newFoldFinder(v, h.hostB, h.rare)
+		find := newEncFinder(v, h.hostB)
 		for {
 			at := find.find(i)
 			if at < 0 {
@@ -237,20 +251,72 @@ func (h *hostRewriter) encRun(sink textSink, v []byte, skip int, final bool) (co
 }
 
 // encHoldFrom is the first k from start on where v[k:] is, in any letter
-// case, a proper prefix of one of the escaped patterns, or len(v).
+// case, a proper prefix of one of the escaped patterns, or len(v). Every
+// pattern starts with "ht", "%2", "%3" or "\\u": the byte after a
+// candidate first byte rules most out.
 func (h *hostRewriter) encHoldFrom(v []byte, start int) int {
 	for k := max(start, 0); k < len(v); k++ {
-		c := lower(v[k])
-		if c != 'h' && c != '%' && c != '\\' {
+		switch c := lower(v[k]); {
+		case c != 'h' && c != '%' && c != '\\':
+			continue
+		case k+1 == len(v):
+		case c == 'h' && lower(v[k+1]) != 't', c == '%' && v[k+1] != '2' && v[k+1] != '3', c == '\\' && v[k+1] != 'u':
 			continue
 		}
-		for _, p := range h.enc.patterns {
-			if len(v)-k < len(p) && prefixFold(v[k:], p) {
+		for _, f := range encFamilies {
+			if prefixOfPattern(v[k:], "", "", f.sep, h.hostB) {
 				return k
+			}
+			for _, c := range f.colons {
+				if prefixOfPattern(v[k:], "https", c, f.sep, h.hostB) || prefixOfPattern(v[k:], "http", c, f.sep, h.hostB) {
+					return k
+				}
 			}
 		}
 	}
 	return len(v)
+}
+
+// encFinder finds the origin name right after "2f" in either letter case,
+// as every escaped separator ends ("%2F", "%252F", "\\u002F"): two
+// searches for a pair that text seldom holds, kept between calls as
+// slashFinder keeps its own.
+type encFinder struct {
+	s, sub         []byte
+	nextLo, nextUp int // the next "2f" and "2F" at or after the last from-2; -1: none left
+}
+
+func newEncFinder(s, sub []byte) encFinder {
+	f := encFinder{s: s, sub: sub, nextLo: -1, nextUp: -1}
+	if end := len(s) - len(sub); end >= 2 {
+		f.nextLo = nextPair(s[:end], 0, [2]byte{'2', 'f'})
+		f.nextUp = nextPair(s[:end], 0, [2]byte{'2', 'F'})
+	}
+	return f
+}
+
+// find is the first host at or after from that follows "2f", or -1.
+func (f *encFinder) find(from int) int {
+	end := len(f.s) - len(f.sub) // s[:end] holds the pair of every match that fits
+	for {
+		if f.nextLo >= 0 && f.nextLo < from-2 {
+			f.nextLo = nextPair(f.s[:end], from-2, [2]byte{'2', 'f'})
+		}
+		if f.nextUp >= 0 && f.nextUp < from-2 {
+			f.nextUp = nextPair(f.s[:end], from-2, [2]byte{'2', 'F'})
+		}
+		i := f.nextLo
+		if i < 0 || (f.nextUp >= 0 && f.nextUp < i) {
+			i = f.nextUp
+		}
+		if i < 0 {
+			return -1
+		}
+		if equalFoldLower(f.s[i+2:i+2+len(f.sub)], f.sub) {
+			return i + 2
+		}
+		from = i + 3
+	}
 }
 
 // encStream is the escaped forms on the way out of a text region: it

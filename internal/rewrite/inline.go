@@ -15,6 +15,9 @@ type inlineText struct {
 	kind attrKind // 0 when none
 	prev byte     // the input byte before the first one not written
 	skip int      // textRun's skip for the bytes not written
+	// start is where the region's text begins in the read buffer; the
+	// bytes before it that are not written yet (a tag) go out as they are.
+	start int
 }
 
 // classifyInlineAttr is classifyAttr for the attributes of Options.Inline:
@@ -40,14 +43,34 @@ func (rw *rewriter) textRegion(end int) {
 	if !rw.opts.Inline || len(rw.hosts.hostB) == 0 || rw.mode == inCopy {
 		return
 	}
-	rw.flush(end) // what comes before goes out as it is
-	rw.inl = inlineText{kind: kindContent, prev: '>'}
+	rw.inl = inlineText{kind: kindContent, prev: '>', start: end}
 }
 
 // flushInline writes buf[done:end] of the element's raw text through the
 // text rules; final when end is where the element ends.
 func (rw *rewriter) flushInline(end int, final bool) {
+	if end <= rw.inl.start {
+		rw.write(rw.buf[rw.done:end]) // still the tag before the region
+		rw.done = end
+		return
+	}
+	if rw.inl.start > rw.done {
+		rw.write(rw.buf[rw.done:rw.inl.start]) // the tag before the region
+		rw.done = rw.inl.start
+	}
 	v := rw.buf[rw.done:end]
+	if !final && len(rw.encs.tail) == 0 && !rw.hosts.mayName(v) {
+		// No origin name in v: only a tail that may begin one waits.
+		cut := min(rw.hosts.holdFrom(v, len(v)-len(rw.hosts.hostB)+1-textLookbehind),
+			rw.hosts.encHoldFrom(v, len(v)-len(rw.hosts.hostB)+1-encMaxPrefix))
+		rw.write(v[:cut])
+		rw.inl.skip = 0
+		if cut > 0 {
+			rw.inl.prev = v[cut-1]
+		}
+		rw.done += cut
+		return
+	}
 	var sink textSink = rw
 	if rw.hosts.enc.on {
 		sink = &rw.encs
@@ -61,15 +84,28 @@ func (rw *rewriter) flushInline(end int, final bool) {
 	rw.done += used
 }
 
-// endInline ends the element's text rules at end, where its end tag (or
-// the page) begins.
+// endInline ends the region's text rules at end, where a tag (or the
+// page) begins. A rest that cannot hold the origin's name, and has no
+// escaped form begun before it, is left to go out as it is with what
+// follows: most regions are the white space between two tags, or text and
+// scripts that never name the origin, and they then cost one search and
+// no write of their own.
 func (rw *rewriter) endInline(end int) {
 	if rw.inl.kind == kindNone {
 		return
 	}
-	if end > rw.done {
+	if v := rw.buf[max(rw.done, rw.inl.start):end]; len(v) > 0 && (len(rw.encs.tail) > 0 || rw.hosts.mayName(v)) {
 		rw.flushInline(end, true)
 	}
 	rw.encs.finish()
 	rw.inl.kind = kindNone
+}
+
+// mayName reports whether v holds the origin's name in any letter case.
+func (h *hostRewriter) mayName(v []byte) bool {
+	if len(v) < len(h.hostB) {
+		return false
+	}
+	f := newFoldFinder(v, h.hostB, h.rare)
+	return f.find(0) >= 0
 }

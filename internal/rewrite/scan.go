@@ -149,6 +149,7 @@ func (rw *rewriter) compact(hold int) {
 		s.done -= hold
 		s.tokStart -= hold
 		s.urlValue -= hold
+		rw.inl.start -= hold
 	}
 	if s.n == len(s.buf) {
 		// Only a tag is held across reads, and run stops holding one at

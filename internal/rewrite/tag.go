@@ -45,8 +45,8 @@ func (rw *rewriter) scanTag() bool {
 				rw.checkURLValue(rw.urlValue, i)
 			}
 			// With Options.Inline every attribute may name the origin
-			// (classifyInlineAttr); without, only the URL attributes.
-			if len(rw.hosts.hostB) > 0 && (rw.opts.Inline || urlAttrName(b[rw.tokStart:i-1])) {
+			// (classifyInlineAttr), and tagDone looks at the whole tag.
+			if len(rw.hosts.hostB) > 0 && !rw.opts.Inline && urlAttrName(b[rw.tokStart:i-1]) {
 				rw.urlValue = i
 			}
 			st = tBeforeValue
@@ -85,6 +85,10 @@ func (rw *rewriter) tagDone(end int) {
 	}
 	if s.urlValue >= 0 {
 		rw.checkURLValue(s.urlValue, end)
+	}
+	if rw.opts.Inline && len(rw.hosts.hostB) > 0 {
+		// One search of the whole tag, rather than one per value.
+		s.urlAttr = rw.hosts.mayName(raw) || bytes.IndexByte(raw, '&') >= 0 && rw.hosts.refsMayMakeHost(raw)
 	}
 	if s.urlAttr {
 		if out := rw.rewriteAttrs(raw); out != nil {
@@ -204,7 +208,7 @@ func nameMayMatter(first byte, n int) bool {
 }
 
 // checkURLValue notes whether buf[from:to], which holds the value of an
-// attribute that urlAttrName accepted (any attribute with Options.Inline), names the origin host or holds a
+// attribute that urlAttrName accepted, names the origin host or holds a
 // character reference that may decode to part of it: without either
 // rewriteRawValue changes nothing, and rewriteAttrs is not called.
 func (rw *rewriter) checkURLValue(from, to int) {
