@@ -59,7 +59,7 @@ func (rw *rewriter) flushInline(end int, final bool) {
 		rw.done = rw.inl.start
 	}
 	v := rw.buf[rw.done:end]
-	if !final && len(rw.encs.tail) == 0 && !rw.hosts.mayName(v) {
+	if !final && len(rw.encs.tail) == 0 && !rw.nameIn(rw.done, end) {
 		// No origin name in v: only a tail that may begin one waits.
 		cut := min(rw.hosts.holdFrom(v, len(v)-len(rw.hosts.hostB)+1-textLookbehind),
 			rw.hosts.encHoldFrom(v, len(v)-len(rw.hosts.hostB)+1-encMaxPrefix))
@@ -94,11 +94,41 @@ func (rw *rewriter) endInline(end int) {
 	if rw.inl.kind == kindNone {
 		return
 	}
-	if v := rw.buf[max(rw.done, rw.inl.start):end]; len(v) > 0 && (len(rw.encs.tail) > 0 || rw.hosts.mayName(v)) {
+	if from := max(rw.done, rw.inl.start); end > from && (len(rw.encs.tail) > 0 || rw.nameIn(from, end)) {
 		rw.flushInline(end, true)
 	}
 	rw.encs.finish()
 	rw.inl.kind = kindNone
+}
+
+// nameSearch is the search for the origin's name in the read buffer,
+// kept so that the tags and text regions after one name need no search of
+// their own until they reach the next (nameIn). Its finder is valid for
+// buf[:n] until the buffer is compacted or read into.
+type nameSearch struct {
+	valid bool
+	n     int
+	f     foldFinder
+	asked int // the last from asked
+	at    int // the first name at or after asked, or -1
+}
+
+// nameIn reports whether buf[from:to] holds the origin's name in any
+// letter case. Its callers ask about spans that move forward through the
+// buffer, so one pass of the finder serves the whole buffer.
+func (rw *rewriter) nameIn(from, to int) bool {
+	h := &rw.hosts
+	if to-from < len(h.hostB) {
+		return false
+	}
+	c := &rw.names
+	if !c.valid || c.n != rw.n || from < c.asked {
+		*c = nameSearch{valid: true, n: rw.n, f: newFoldFinder(rw.buf[:rw.n], h.hostB, h.rare), asked: from, at: -2}
+	}
+	if c.at == -2 || c.at >= 0 && c.at < from {
+		c.at, c.asked = c.f.find(from), from
+	}
+	return c.at >= 0 && c.at+len(h.hostB) <= to
 }
 
 // mayName reports whether v holds the origin's name in any letter case.

@@ -159,6 +159,7 @@ type rewriter struct {
 	held                 []byte
 	inl                  inlineText // the text region under the text rules
 	encs                 encStream  // the escaped forms after them (encoded.go)
+	names                nameSearch // the last search for the origin's name (inline.go)
 	scanner
 }
 
@@ -192,6 +193,7 @@ func (rw *rewriter) reset(dst io.Writer, opts *Options, quirks bool) {
 	rw.hosts.reset(opts.OriginHost, opts.RequestHost, opts.RequestScheme)
 	rw.hosts.enc.reset(opts.Inline, rw.hosts.name, opts.RequestHost)
 	rw.encs = encStream{rw: rw, tail: rw.encs.tail[:0]}
+	rw.names = nameSearch{}
 	rw.bodyEndDone = opts.BodyEnd == nil
 	maxTok := opts.MaxTokenBytes
 	if maxTok <= 0 {

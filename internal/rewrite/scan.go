@@ -150,6 +150,7 @@ func (rw *rewriter) compact(hold int) {
 		s.tokStart -= hold
 		s.urlValue -= hold
 		rw.inl.start -= hold
+		rw.names.valid = false
 	}
 	if s.n == len(s.buf) {
 		// Only a tag is held across reads, and run stops holding one at

@@ -88,7 +88,7 @@ func (rw *rewriter) tagDone(end int) {
 	}
 	if rw.opts.Inline && len(rw.hosts.hostB) > 0 {
 		// One search of the whole tag, rather than one per value.
-		s.urlAttr = rw.hosts.mayName(raw) || bytes.IndexByte(raw, '&') >= 0 && rw.hosts.refsMayMakeHost(raw)
+		s.urlAttr = rw.nameIn(s.tokStart, end) || bytes.IndexByte(raw, '&') >= 0 && rw.hosts.refsMayMakeHost(raw)
 	}
 	if s.urlAttr {
 		if out := rw.rewriteAttrs(raw); out != nil {
