@@ -1,12 +1,16 @@
 package rewrite
 
 // Inline text rules (Options.Inline; docs/behaviour.md, "URL rewriting"):
-// origin references in meta content and style attributes and in the
-// content of style elements and of JavaScript and JSON scripts. The
-// scanner already knows where an element's raw text starts and ends; its
-// bytes pass through textRun on their way out, in flush, and textRun keeps
-// back at most a tail of the length of one host reference, which stays in
-// the read buffer (run compacts from the first byte not written).
+// origin references in every attribute but xmlns (rewriteAttrs), and in
+// text regions: everything between a tag (or a doctype or bogus comment)
+// and the next, that is text, comments, CDATA sections and the content of
+// every raw-text element. The scanner already knows where a region starts
+// and ends; its bytes pass through textRun, then the escaped forms
+// (encoded.go), on their way out, in flush. textRun keeps back at most a
+// tail of the length of one host reference, which stays in the read
+// buffer (run compacts from the first byte not written); encStream keeps
+// its own, as short. A region that does not name the origin is written as
+// it is, with the tag after it (nameIn: one finder per read buffer).
 
 import "bytes"
 

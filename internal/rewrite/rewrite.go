@@ -5,8 +5,10 @@
 // the page arrives (scan.go: the read loop and text; tag.go: tags and
 // attributes; rawtext.go: comments, raw text and script data; states.go:
 // the state tables), and copies every byte through unchanged,
-// straight from its read buffer, except for the URL attributes of "URL
-// rewriting" and the script injections of "Bundle tag" and "SSAT injection".
+// straight from its read buffer, except for the origin references of "URL
+// rewriting" (URL attributes; with Options.Inline also other attributes,
+// text, comments and raw text) and the script injections of "Bundle tag"
+// and "SSAT injection".
 // It never fails a page for being malformed: what is not a tag is copied as
 // text. The output does not depend on how the input is split into reads.
 //
@@ -104,8 +106,9 @@ type Options struct {
 	MaxTokenBytes int
 
 	// Inline applies the text rules inside the page (docs/behaviour.md,
-	// "URL rewriting", inline.go): meta content and style attributes,
-	// style elements and JavaScript and JSON scripts.
+	// "URL rewriting", inline.go, encoded.go): every attribute but xmlns,
+	// text, comments and the content of every raw-text element, and the
+	// percent- and \u002F-escaped forms, in URL attributes too.
 	Inline bool
 }
 
@@ -119,8 +122,8 @@ type Stats struct {
 	Oversize      bool // a tag exceeded MaxTokenBytes; the rest was copied as is
 	BodyEndFound  bool // a </body> end tag was found
 	URLsRewritten int  // attribute values changed
-	// InlineRewritten counts origin references replaced inside style and
-	// script elements (Options.Inline).
+	// InlineRewritten counts origin references replaced in text, comments
+	// and raw text (Options.Inline); attribute values count in URLsRewritten.
 	InlineRewritten int
 	InBytes         int64 // bytes consumed from the source
 	OutBytes        int64 // bytes written to the destination
