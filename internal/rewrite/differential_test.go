@@ -92,7 +92,10 @@ func TestDifferentialCorpus(t *testing.T) {
 		if m := canonicalHost.FindSubmatch(page); m != nil {
 			host = string(m[1])
 		}
-		for _, o := range diffOptions(host) {
+		// The request host with a port and brackets (the last set) is left
+		// to the fuzz and random documents: the corpus runs long under -race.
+		opts := diffOptions(host)
+		for _, o := range opts[:len(opts)-1] {
 			compareWithReference(t, filepath.Base(f), page, o, uint64(i))
 		}
 		var out bytes.Buffer
