@@ -319,6 +319,18 @@ func (f *encFinder) find(from int) int {
 	}
 }
 
+// encMay reports whether the escaped forms may change v or, unless final,
+// begin in it: the origin's name after "2f", or a tail that may begin a
+// pattern. Without either, textRun's output for v goes out directly: a
+// replacement ends where a host name cannot go on, so it never makes a
+// new escaped reference with what follows.
+func (h *hostRewriter) encMay(v []byte, final bool) bool {
+	if f := newEncFinder(v, h.hostB); f.find(0) >= 0 {
+		return true
+	}
+	return !final && h.encHoldFrom(v, len(v)-len(h.hostB)+1-encMaxPrefix) < len(v)
+}
+
 // encStream is the escaped forms on the way out of a text region: it
 // takes textRun's output, and holds back in tail what may begin a match.
 type encStream struct {

@@ -76,7 +76,7 @@ func (rw *rewriter) flushInline(end int, final bool) {
 		return
 	}
 	var sink textSink = rw
-	if rw.hosts.enc.on {
+	if rw.hosts.enc.on && (len(rw.encs.tail) > 0 || rw.hosts.encMay(v, final)) {
 		sink = &rw.encs
 	}
 	used, skip, changed := rw.hosts.textRun(sink, v, rw.inl.kind, rw.inl.prev, rw.inl.skip, final)
