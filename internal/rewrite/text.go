@@ -288,64 +288,32 @@ func (f *hostFinder) find(from int) int {
 }
 
 // slashFinder finds the host name only right after a '/': every form of
-// kindContent ("https://", "//", "\/\/"...) ends with one. It searches
-// for '/' followed by the name's first byte, a pair rare in scripts, in
-// each letter case: two passes, and few candidates that fail, where a
-// search for the name alone meets its first letter in every other word.
+// kindContent ("https://", "//", "\/\/"...) ends with one. It stops at
+// every '/' (one IndexByte pass, '/' having no letter case) and compares
+// the next byte case-folded with the name's first: '/' is rare enough in
+// scripts and styles that the stops cost less than the second pass a
+// search for a pair in each letter case would make.
 type slashFinder struct {
-	s, sub         []byte
-	lo, up         [2]byte
-	nextLo, nextUp int // as in foldFinder, for the '/' before a match
+	s, sub []byte
 }
 
-func newSlashFinder(s, sub []byte) slashFinder {
-	f := slashFinder{s: s, sub: sub, lo: [2]byte{'/', sub[0]}, up: [2]byte{'/', sub[0]}, nextLo: -1, nextUp: -1}
-	if c := sub[0]; c >= 'a' && c <= 'z' {
-		f.up[1] = c - ('a' - 'A')
-	}
-	if len(s) > len(sub) {
-		f.nextLo = 0
-		if f.up != f.lo {
-			f.nextUp = 0
-		}
-	}
-	return f
-}
+func newSlashFinder(s, sub []byte) slashFinder { return slashFinder{s: s, sub: sub} }
 
 // find is the first match beginning at or after from, or -1.
 func (f *slashFinder) find(from int) int {
-	// The '/' of a match at i is at i-1; s[:last] holds the pair of every
-	// match that fits in s.
-	last := len(f.s) - len(f.sub) + 1
-	for {
-		if f.nextLo >= 0 && f.nextLo < from-1 {
-			f.nextLo = nextPair(f.s[:last], from-1, f.lo)
-		}
-		if f.nextUp >= 0 && f.nextUp < from-1 {
-			f.nextUp = nextPair(f.s[:last], from-1, f.up)
-		}
-		i := f.nextLo
-		if i < 0 || (f.nextUp >= 0 && f.nextUp < i) {
-			i = f.nextUp
-		}
-		if i < 0 {
+	// The '/' of a match at i is at i-1, and the match ends at
+	// i+len(sub) <= len(s): every such '/' is in s[:end].
+	end := len(f.s) - len(f.sub)
+	first := f.sub[0]
+	for j := max(from-1, 0); j < end; j++ {
+		k := bytes.IndexByte(f.s[j:end], '/')
+		if k < 0 {
 			return -1
 		}
-		if equalFoldLower(f.s[i+1:i+1+len(f.sub)], f.sub) {
-			return i + 1
+		j += k
+		if lower(f.s[j+1]) == first && equalFoldLower(f.s[j+1:j+1+len(f.sub)], f.sub) {
+			return j + 1
 		}
-		from = i + 2
-	}
-}
-
-// nextPair is the index of the first pair p in s at or after from, or -1.
-func nextPair(s []byte, from int, p [2]byte) int {
-	from = max(from, 0)
-	if from >= len(s) {
-		return -1
-	}
-	if j := bytes.Index(s[from:], p[:]); j >= 0 {
-		return from + j
 	}
 	return -1
 }
