@@ -307,13 +307,13 @@ type slashFinder struct {
 func newSlashFinder(s, sub []byte) slashFinder { return slashFinder{s: s, sub: sub} }
 
 const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
+	swarOnes  = 0x0101010101010101
+	swarHighs = 0x8080808080808080
 )
 
 // zeroBytes has the high bit set in exactly the bytes of x that are 0.
 func zeroBytes(x uint64) uint64 {
-	const lows = ^uint64(highs)
+	const lows = ^uint64(swarHighs)
 	return ^((x&lows + lows) | x | lows)
 }
 
@@ -327,9 +327,9 @@ func (f *slashFinder) find(from int) int {
 	first := sub[0]
 	fold := uint64(0) // first is lower case: c|0x20 == first finds both cases
 	if first >= 'a' && first <= 'z' {
-		fold = 0x20 * ones
+		fold = 0x20 * swarOnes
 	}
-	slashes, firsts := '/'*uint64(ones), uint64(first)*ones
+	slashes, firsts := '/'*uint64(swarOnes), uint64(first)*swarOnes
 	j := max(from-1, 0)
 	for j < end {
 		k := bytes.IndexByte(s[j:end], '/')

@@ -1,0 +1,158 @@
+package rewrite
+
+import (
+	"strings"
+	"testing"
+)
+
+// slashFindRef is slashFinder.find written plainly: the first i >= from
+// with a '/' at i-1 and name at i in any ASCII letter case, or -1.
+func slashFindRef(s, name string, from int) int {
+	for i := max(from, 1); i+len(name) <= len(s); i++ {
+		if s[i-1] == '/' && asciiFoldEqual(s[i:i+len(name)], name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// asciiFoldEqual compares a and b with ASCII letters folded.
+func asciiFoldEqual(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// slashFindAll is every match of f, each search starting one byte after
+// the previous match, as textRun's callers never need but a finder that
+// skipped a candidate would show.
+func slashFindAll(s, name string) []int {
+	f := newSlashFinder([]byte(s), []byte(name))
+	var at []int
+	for i := 0; ; {
+		j := f.find(i)
+		if j < 0 {
+			return at
+		}
+		at = append(at, j)
+		i = j + 1
+	}
+}
+
+func slashFindAllRef(s, name string) []int {
+	var at []int
+	for i := 0; ; {
+		j := slashFindRef(s, name, i)
+		if j < 0 {
+			return at
+		}
+		at = append(at, j)
+		i = j + 1
+	}
+}
+
+func TestSlashFinderCases(t *testing.T) {
+	const o = "origin.pub.example"
+	tests := []struct {
+		name, s, host string
+		want          []int
+	}{
+		{"scheme", "https://origin.pub.example/", o, []int{8}},
+		{"upper case, host ends the buffer", "u=HTTPS://ORIGIN.PUB.EXAMPLE", o, []int{10}},
+		{"mixed case first byte", "//Origin.pub.example //oRIGIN.pub.example", o, []int{2, 23}},
+		{"buffer starts with the slash", "/origin.pub.example", o, []int{1}},
+		{"json escaped", `{"u":"https:\/\/origin.pub.example\/a"}`, o, []int{16}},
+		{"protocol relative, escaped", `'\/\/origin.pub.example'`, o, []int{5}},
+		{"run of slashes", "//////origin.pub.example", o, []int{6}},
+		{"bare host is no slash form", "origin.pub.example x origin.pub.example", o, nil},
+		{"host after other bytes is not after a slash", `/x.origin.pub.example a\origin.pub.example`, o, nil},
+		{"cut by the buffer end", "https://origin.pub.exampl", o, nil},
+		{"slashes in the last bytes", "//////////origin.pub.exampl/", o, nil},
+		{"longer name still matches the name", "//origin.pub.example.evil", o, []int{2}},
+		{"digit first: no case to fold", "//1X.EXAMPLE /\x11x.example", "1x.example", []int{2}},
+		{"letter first: only its two cases", "/\x0frigin.pub.example /Origin.pub.example", o, []int{21}},
+		{"one-byte name", "a/b/B/c", "b", []int{2, 4}},
+		{"name as long as the buffer", "origin.pub.example", o, nil},
+		{"empty", "", o, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := slashFindAll(tc.s, tc.host)
+			if !equalInts(got, tc.want) {
+				t.Errorf("find: %v, want %v", got, tc.want)
+			}
+			if ref := slashFindAllRef(tc.s, tc.host); !equalInts(ref, tc.want) {
+				t.Errorf("reference disagrees with the table: %v", ref)
+			}
+		})
+	}
+}
+
+// TestSlashFinderEveryOffset puts a match at every offset of the eight-byte
+// words slashFinder reads, after runs of slashes and other bytes, with the
+// buffer ending right after the name or a few bytes later.
+func TestSlashFinderEveryOffset(t *testing.T) {
+	const o = "origin.pub.example"
+	for _, fill := range []string{"x", "/", `\/`, "/x", "//x"} {
+		for pad := 0; pad < 24; pad++ {
+			for _, form := range []string{"//" + o, "https://" + strings.ToUpper(o), `\/\/Origin.pub.example`, "/" + o[:len(o)-1]} {
+				for _, tail := range []string{"", "/", "/a/b/c/d/e/f/g", "xxxxxxxx"} {
+					s := strings.Repeat(fill, pad) + form + tail
+					for from := 0; from <= len(s); from += 1 + len(s)/7 {
+						f := newSlashFinder([]byte(s), []byte(o))
+						if got, want := f.find(from), slashFindRef(s, o, from); got != want {
+							t.Fatalf("%q from %d: %d, want %d", s, from, got, want)
+						}
+					}
+					if got, want := slashFindAll(s, o), slashFindAllRef(s, o); !equalInts(got, want) {
+						t.Fatalf("%q: %v, want %v", s, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// FuzzSlashFinder compares slashFinder with slashFindRef from every start.
+func FuzzSlashFinder(f *testing.F) {
+	f.Add("https://origin.pub.example/", "origin.pub.example")
+	f.Add(`a\/\/ORIGIN.pub.example\/b//origin.pub.example`, "origin.pub.example")
+	f.Add("/////////b/B/", "b")
+	f.Fuzz(func(t *testing.T, s, name string) {
+		name = strings.ToLower(name)
+		if name == "" || strings.ContainsFunc(name, func(r rune) bool { return r >= 0x80 }) {
+			return
+		}
+		fd := newSlashFinder([]byte(s), []byte(name))
+		for from := 0; from <= len(s); from++ {
+			if got, want := fd.find(from), slashFindRef(s, name, from); got != want {
+				t.Fatalf("%q in %q from %d: %d, want %d", name, s, from, got, want)
+			}
+		}
+	})
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
