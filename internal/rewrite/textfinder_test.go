@@ -156,3 +156,48 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// foldFindRef is foldFinder.find written plainly: the first i >= from with
+// name at i in any ASCII letter case, or -1.
+func foldFindRef(s, name string, from int) int {
+	for i := from; i+len(name) <= len(s); i++ {
+		if asciiFoldEqual(s[i:i+len(name)], name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestFoldFinderEveryAnchor: whichever byte of the name rarestByte picks,
+// foldFinder finds the matches a plain search finds, in either letter case
+// of that byte, next to near misses and at the buffer's ends.
+func TestFoldFinderEveryAnchor(t *testing.T) {
+	for _, name := range []string{"origin.pub.example", "q1-z.example", "b"} {
+		for _, s := range []string{
+			name, strings.ToUpper(name), "x" + name + "y" + strings.ToUpper(name[:1]) + name[1:],
+			strings.Repeat(name[:len(name)-1]+" ", 3) + name, name[:len(name)-1],
+			"\x01" + strings.ToUpper(name) + "\x01" + name + name, "",
+		} {
+			for r := range len(name) {
+				for from := 0; from <= len(s); from++ {
+					f := newFoldFinder([]byte(s), []byte(name), r)
+					if got, want := f.find(from), foldFindRef(s, name, from); got != want {
+						t.Fatalf("%q in %q, byte %d, from %d: %d, want %d", name, s, r, from, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRarestByteIsTheRarestInScripts pins the choice on names whose bytes
+// differ widely in the corpus's scripts (byteRarity): 'w' (58,538 in both
+// cases) over the other letters of "www.nytimes.com", '.' over the letters
+// of "medium.com", 'v' of "absent.invalid", ']' of an IPv6 literal. ']' of an IPv6 literal.
+func TestRarestByteIsTheRarestInScripts(t *testing.T) {
+	for name, want := range map[string]byte{"www.nytimes.com": 'w', "medium.com": '.', "absent.invalid": 'v', "[::1]": ']'} {
+		if got := name[rarestByte([]byte(name))]; got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}
