@@ -1,8 +1,15 @@
 package rewrite
 
 import (
+	"bytes"
+	"os"
+	"regexp"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 // slashFindRef is slashFinder.find written plainly: the first i >= from
@@ -199,5 +206,109 @@ func TestRarestByteIsTheRarestInScripts(t *testing.T) {
 		if got := name[rarestByte([]byte(name))]; got != want {
 			t.Errorf("%s: %q, want %q", name, got, want)
 		}
+	}
+}
+
+// BenchmarkTextFinders runs the finders over the script and style text of
+// the corpus pages, cut in read-sized chunks copied into one buffer as
+// textRun sees them, with each page's canonical host (BENCHMARKS.md,
+// "Inline text rules"). It reports each one's best thread CPU time per
+// corpus, the copy included: "copy" is the copy alone; "indexbyte" one
+// IndexByte pass stopping at every '/', the floor of a search that stops
+// there; "pairs" a search per letter case for '/' and the name's first
+// byte (bytes.Index), which stops at every '/' twice.
+func BenchmarkTextFinders(b *testing.B) {
+	raw := regexp.MustCompile(`(?is)<(script|style)\b[^>]*>(.*?)</(script|style)`)
+	var chunks, hosts [][]byte
+	for _, f := range testutil.RequireCorpus(b) {
+		body, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		host := []byte("absent.invalid")
+		if m := canonicalHost.FindSubmatch(body); m != nil {
+			host = bytes.ToLower(m[1])
+		}
+		for _, m := range raw.FindAllSubmatch(body, -1) {
+			for t := m[2]; len(t) > 0; t = t[min(len(t), readSize):] {
+				chunks, hosts = append(chunks, t[:min(len(t), readSize)]), append(hosts, host)
+			}
+		}
+	}
+	all := func(find func(from int) int, n int) {
+		for i := 0; ; {
+			at := find(i)
+			if at < 0 {
+				return
+			}
+			i = at + n
+		}
+	}
+	finders := []struct {
+		name string
+		run  func(s, host []byte)
+	}{
+		{"copy", func(_, _ []byte) {}},
+		{"indexbyte", func(s, _ []byte) {
+			for i := 0; ; i++ {
+				j := bytes.IndexByte(s[i:], '/')
+				if j < 0 {
+					return
+				}
+				i += j
+			}
+		}},
+		{"pairs", func(s, host []byte) {
+			lo, up := [2]byte{'/', host[0]}, [2]byte{'/', host[0]}
+			if c := host[0]; c >= 'a' && c <= 'z' {
+				up[1] = c - ('a' - 'A')
+			}
+			s0 := s[:max(len(s)-len(host)+1, 0)] // the pair of every match that fits
+			nextLo, nextUp := nextPair(s0, 0, lo), nextPair(s0, 0, up)
+			if up == lo {
+				nextUp = -1
+			}
+			all(func(from int) int {
+				for {
+					if nextLo >= 0 && nextLo < from-1 {
+						nextLo = nextPair(s0, from-1, lo)
+					}
+					if nextUp >= 0 && nextUp < from-1 {
+						nextUp = nextPair(s0, from-1, up)
+					}
+					i := nextLo
+					if i < 0 || (nextUp >= 0 && nextUp < i) {
+						i = nextUp
+					}
+					if i < 0 {
+						return -1
+					}
+					if equalFoldLower(s[i+1:i+1+len(host)], host) {
+						return i + 1
+					}
+					from = i + 2
+				}
+			}, len(host))
+		}},
+		{"slash", func(s, host []byte) { f := newSlashFinder(s, host); all(f.find, len(host)) }},
+		{"fold", func(s, host []byte) { f := newFoldFinder(s, host, rarestByte(host)); all(f.find, len(host)) }},
+	}
+	buf := make([]byte, readSize)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	best := make([]time.Duration, len(finders))
+	for b.Loop() {
+		for k, f := range finders {
+			c := threadCPU()
+			for i, s := range chunks {
+				f.run(buf[:copy(buf, s)], hosts[i])
+			}
+			if d := threadCPU() - c; best[k] == 0 || d < best[k] {
+				best[k] = d
+			}
+		}
+	}
+	for k, f := range finders {
+		b.ReportMetric(float64(best[k])/1e3, f.name+"-cpu-us")
 	}
 }
