@@ -256,7 +256,7 @@ func (h *hostRewriter) rewriteTextValue(dst, v []byte, kind attrKind) ([]byte, b
 // 65 corpus pages, both letter cases of a letter together and 7,000 added
 // for the second IndexByte pass a letter costs (about what one pass over
 // that text costs in candidates). In that text, '/' (28,612) is rarer than
-// every letter but 'q'; '.' (98,095) is rarer than 'u' or 'p'.
+// every letter but 'j', 'q' and 'z'; '.' (98,095) is rarer than 'u' or 'p'.
 var byteRarity = func() (r [256]uint8) {
 	for i, c := range []byte("etaniorlsmd-cp:u0g.2hyfb14w35v89x7k_6zjq[]") {
 		r[c] = uint8(10 + i)

@@ -213,7 +213,8 @@ func TestRarestByteIsTheRarestInScripts(t *testing.T) {
 // the corpus pages, cut in read-sized chunks copied into one buffer as
 // textRun sees them, with each page's canonical host (BENCHMARKS.md,
 // "Inline text rules"). It reports each one's best thread CPU time per
-// corpus, the copy included: "copy" is the copy alone; "indexbyte" one
+// corpus, the copy included: "copy" is the copy alone; "nostop" one
+// IndexByte pass for a byte the text does not hold; "indexbyte" one
 // IndexByte pass stopping at every '/', the floor of a search that stops
 // there; "pairs" a search per letter case for '/' and the name's first
 // byte (bytes.Index), which stops at every '/' twice.
@@ -249,6 +250,7 @@ func BenchmarkTextFinders(b *testing.B) {
 		run  func(s, host []byte)
 	}{
 		{"copy", func(_, _ []byte) {}},
+		{"nostop", func(s, _ []byte) { bytes.IndexByte(s, 0) }},
 		{"indexbyte", func(s, _ []byte) {
 			for i := 0; ; i++ {
 				j := bytes.IndexByte(s[i:], '/')
