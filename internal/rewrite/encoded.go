@@ -277,47 +277,10 @@ func (h *hostRewriter) encHoldFrom(v []byte, start int) int {
 	return len(v)
 }
 
-// encFinder finds the origin name right after "2f" in either letter case,
-// as every escaped separator ends ("%2F", "%252F", "\\u002F"): two
-// searches for a pair that text seldom holds, kept between calls as
-// slashFinder keeps its own.
-type encFinder struct {
-	s, sub         []byte
-	nextLo, nextUp int // the next "2f" and "2F" at or after the last from-2; -1: none left
-}
-
-func newEncFinder(s, sub []byte) encFinder {
-	f := encFinder{s: s, sub: sub, nextLo: -1, nextUp: -1}
-	if end := len(s) - len(sub); end >= 2 {
-		f.nextLo = nextPair(s[:end], 0, [2]byte{'2', 'f'})
-		f.nextUp = nextPair(s[:end], 0, [2]byte{'2', 'F'})
-	}
-	return f
-}
-
-// find is the first host at or after from that follows "2f", or -1.
-func (f *encFinder) find(from int) int {
-	end := len(f.s) - len(f.sub) // s[:end] holds the pair of every match that fits
-	for {
-		if f.nextLo >= 0 && f.nextLo < from-2 {
-			f.nextLo = nextPair(f.s[:end], from-2, [2]byte{'2', 'f'})
-		}
-		if f.nextUp >= 0 && f.nextUp < from-2 {
-			f.nextUp = nextPair(f.s[:end], from-2, [2]byte{'2', 'F'})
-		}
-		i := f.nextLo
-		if i < 0 || (f.nextUp >= 0 && f.nextUp < i) {
-			i = f.nextUp
-		}
-		if i < 0 {
-			return -1
-		}
-		if equalFoldLower(f.s[i+2:i+2+len(f.sub)], f.sub) {
-			return i + 2
-		}
-		from = i + 3
-	}
-}
+// newEncFinder finds the origin name right after "2f" in either letter
+// case, as every escaped separator ends ("%2F", "%252F", "\\u002F"): the
+// search of slashFinder with "2f" before the name, one pass for '2'.
+func newEncFinder(s, sub []byte) slashFinder { return newPrefixFinder(s, sub, "2f") }
 
 // encMay reports whether the escaped forms may change v or, unless final,
 // begin in it: the origin's name after "2f", or a tail that may begin a

@@ -303,11 +303,25 @@ func (f *hostFinder) find(from int) int {
 // come in runs ("https://a/b/c", "\/\/"): from a '/' on, slashFinder reads
 // eight bytes at a time, checking every '/' in them against the name's
 // first byte (case-folded) at once, until a word holds no '/'.
+// newPrefixFinder is the same search after other bytes.
 type slashFinder struct {
 	s, sub []byte
+	// pre is what comes right before the name: its first byte, which has
+	// no letter case and is the one IndexByte looks for, then lower-case
+	// bytes compared case-folded. At most maxPre bytes.
+	pre string
 }
 
-func newSlashFinder(s, sub []byte) slashFinder { return slashFinder{s: s, sub: sub} }
+// maxPre is the longest pre of a slashFinder.
+const maxPre = 2
+
+func newSlashFinder(s, sub []byte) slashFinder { return newPrefixFinder(s, sub, "/") }
+
+// newPrefixFinder finds sub, in any letter case, right after pre (see
+// slashFinder.pre).
+func newPrefixFinder(s, sub []byte, pre string) slashFinder {
+	return slashFinder{s: s, sub: sub, pre: pre}
+}
 
 const (
 	swarOnes  = 0x0101010101010101
@@ -320,53 +334,77 @@ func zeroBytes(x uint64) uint64 {
 	return ^((x&lows + lows) | x | lows)
 }
 
+// foldWord is what to OR into a word so that its bytes equal c's in eight
+// copies where they are c in either letter case, and c in eight copies.
+func foldWord(c byte) (or, want uint64) {
+	if c >= 'a' && c <= 'z' {
+		return 0x20 * swarOnes, uint64(c) * swarOnes
+	}
+	return 0, uint64(c) * swarOnes
+}
+
 // find is the first match beginning at or after from, or -1.
 func (f *slashFinder) find(from int) int {
-	s, sub := f.s, f.sub
-	n := len(sub)
-	// The '/' of a match at i is at i-1, and the match ends at
-	// i+n <= len(s): every such '/' is in s[:end].
-	end := len(s) - n
-	first := sub[0]
-	fold := uint64(0) // first is lower case: c|0x20 == first finds both cases
-	if first >= 'a' && first <= 'z' {
-		fold = 0x20 * swarOnes
+	s, sub, pre := f.s, f.sub, f.pre
+	n, k := len(sub), len(pre)
+	// A match at i has pre at i-k and ends at i+n <= len(s): every such
+	// pre starts in s[:end].
+	end := len(s) - n - k + 1
+	lead := uint64(pre[0]) * swarOnes
+	var or, want [maxPre]uint64 // for pre[1:] and sub[0], at offsets 1..k
+	for t := 1; t <= k; t++ {
+		c := sub[0]
+		if t < k {
+			c = pre[t]
+		}
+		or[t-1], want[t-1] = foldWord(c)
 	}
-	slashes, firsts := '/'*uint64(swarOnes), uint64(first)*swarOnes
-	j := max(from-1, 0)
+	j := max(from-k, 0)
 	for j < end {
-		k := bytes.IndexByte(s[j:end], '/')
-		if k < 0 {
+		q := bytes.IndexByte(s[j:end], pre[0])
+		if q < 0 {
 			return -1
 		}
-		j += k
-		// s[j:j+8] holds a '/'; s[j+1:j+9] the bytes after each.
-		for ; j+9 <= len(s); j += 8 {
-			sl := zeroBytes(binary.LittleEndian.Uint64(s[j:]) ^ slashes)
-			if sl == 0 {
-				break // no '/' in this word: back to IndexByte
+		j += q
+		// s[j:j+8] holds a lead byte; s[j+t:j+t+8] the bytes t after each.
+		for ; j+8+k <= len(s); j += 8 {
+			m := zeroBytes(binary.LittleEndian.Uint64(s[j:]) ^ lead)
+			if m == 0 {
+				break // no lead byte in this word: back to IndexByte
 			}
-			m := sl & zeroBytes((binary.LittleEndian.Uint64(s[j+1:])|fold)^firsts)
+			for t := 1; t <= k; t++ {
+				m &= zeroBytes((binary.LittleEndian.Uint64(s[j+t:]) | or[t-1]) ^ want[t-1])
+			}
 			for ; m != 0; m &= m - 1 {
 				p := j + bits.TrailingZeros64(m)/8
 				if p >= end {
 					return -1
 				}
-				if equalFoldLower(s[p+1:p+1+n], sub) {
-					return p + 1
+				if equalFoldLower(s[p+k:p+k+n], sub) {
+					return p + k
 				}
 			}
 		}
-		if j+9 > len(s) { // fewer than nine bytes left: byte by byte
+		if j+8+k > len(s) { // fewer bytes left than the words need: byte by byte
 			for ; j < end; j++ {
-				if s[j] == '/' && equalFoldLower(s[j+1:j+1+n], sub) {
-					return j + 1
+				if s[j] == pre[0] && restFold(s[j:], pre) && equalFoldLower(s[j+k:j+k+n], sub) {
+					return j + k
 				}
 			}
 			return -1
 		}
 	}
 	return -1
+}
+
+// restFold reports whether s continues with pre[1:], case-folded.
+func restFold(s []byte, pre string) bool {
+	for t := 1; t < len(pre); t++ {
+		if lower(s[t]) != pre[t] {
+			return false
+		}
+	}
+	return true
 }
 
 // nextPair is the index of the first pair p in s at or after from, or -1.

@@ -14,9 +14,14 @@ import (
 
 // slashFindRef is slashFinder.find written plainly: the first i >= from
 // with a '/' at i-1 and name at i in any ASCII letter case, or -1.
-func slashFindRef(s, name string, from int) int {
-	for i := max(from, 1); i+len(name) <= len(s); i++ {
-		if s[i-1] == '/' && asciiFoldEqual(s[i:i+len(name)], name) {
+func slashFindRef(s, name string, from int) int { return prefixFindRef(s, name, "/", from) }
+
+// prefixFindRef is the same after pre: its first byte as it is, the rest
+// in any letter case.
+func prefixFindRef(s, name, pre string, from int) int {
+	k := len(pre)
+	for i := max(from, k); i+len(name) <= len(s); i++ {
+		if s[i-k] == pre[0] && asciiFoldEqual(s[i-k+1:i], pre[1:]) && asciiFoldEqual(s[i:i+len(name)], name) {
 			return i
 		}
 	}
@@ -133,20 +138,48 @@ func TestSlashFinderEveryOffset(t *testing.T) {
 	}
 }
 
-// FuzzSlashFinder compares slashFinder with slashFindRef from every start.
+// TestPrefixFinderAfter2F: after "2f" (the escaped forms' separators end
+// with it), with the 'f' and the name in either letter case, at every
+// offset of the words read, and not after a '2' alone or an "f" alone.
+func TestPrefixFinderAfter2F(t *testing.T) {
+	const o = "origin.pub.example"
+	for _, fill := range []string{"x", "2", "%2", "2f", "%2F%2"} {
+		for pad := 0; pad < 20; pad++ {
+			for _, form := range []string{"%2F%2F" + o, "%252f%252f" + strings.ToUpper(o), `\u002F\u002FOrigin.pub.example`, "2" + o, "f" + o, "%2F" + o[:len(o)-1]} {
+				for _, tail := range []string{"", "%2F", "xxxxxxxxx"} {
+					s := strings.Repeat(fill, pad) + form + tail
+					for from := 0; from <= len(s); from++ {
+						f := newPrefixFinder([]byte(s), []byte(o), "2f")
+						if got, want := f.find(from), prefixFindRef(s, o, "2f", from); got != want {
+							t.Fatalf("%q from %d: %d, want %d", s, from, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// FuzzSlashFinder compares slashFinder with slashFindRef, and the finder
+// after "2f" with prefixFindRef, from every start.
 func FuzzSlashFinder(f *testing.F) {
 	f.Add("https://origin.pub.example/", "origin.pub.example")
 	f.Add(`a\/\/ORIGIN.pub.example\/b//origin.pub.example`, "origin.pub.example")
 	f.Add("/////////b/B/", "b")
+	f.Add("u=https%3A%2F%2FOrigin.pub.example%2F2f2F2f", "origin.pub.example")
 	f.Fuzz(func(t *testing.T, s, name string) {
 		name = strings.ToLower(name)
 		if name == "" || strings.ContainsFunc(name, func(r rune) bool { return r >= 0x80 }) {
 			return
 		}
 		fd := newSlashFinder([]byte(s), []byte(name))
+		fe := newPrefixFinder([]byte(s), []byte(name), "2f")
 		for from := 0; from <= len(s); from++ {
 			if got, want := fd.find(from), slashFindRef(s, name, from); got != want {
 				t.Fatalf("%q in %q from %d: %d, want %d", name, s, from, got, want)
+			}
+			if got, want := fe.find(from), prefixFindRef(s, name, "2f", from); got != want {
+				t.Fatalf("after 2f: %q in %q from %d: %d, want %d", name, s, from, got, want)
 			}
 		}
 	})
