@@ -407,18 +407,6 @@ func restFold(s []byte, pre string) bool {
 	return true
 }
 
-// nextPair is the index of the first pair p in s at or after from, or -1.
-func nextPair(s []byte, from int, p [2]byte) int {
-	from = max(from, 0)
-	if from >= len(s) {
-		return -1
-	}
-	if j := bytes.Index(s[from:], p[:]); j >= 0 {
-		return from + j
-	}
-	return -1
-}
-
 // foldFinder finds the lower-case ASCII sub in s in any letter case, by
 // candidates for its byte at r (rarestByte), from left to right. It keeps
 // the next position of each letter case between calls, so that s is

@@ -347,3 +347,16 @@ func BenchmarkTextFinders(b *testing.B) {
 		b.ReportMetric(float64(best[k])/1e3, f.name+"-cpu-us")
 	}
 }
+
+// nextPair is the index of the first pair p in s at or after from, or -1:
+// the search of "pairs" in BenchmarkTextFinders.
+func nextPair(s []byte, from int, p [2]byte) int {
+	from = max(from, 0)
+	if from >= len(s) {
+		return -1
+	}
+	if j := bytes.Index(s[from:], p[:]); j >= 0 {
+		return from + j
+	}
+	return -1
+}
