@@ -454,7 +454,7 @@ func checkManifests(t *testing.T, m *manifests) {
 
 // Per-page memory and idle heap of a replica, measured with ssatd-load at
 // c=64 with 64 page slots (docs/deployment.md, "Sizing a replica").
-const perPageMiB, idleMiB = 4.5, 25.0
+const perPageMiB, idleMiB = 6.5, 25.0
 
 // TestKubernetesSizing keeps the memory request honest: the pod's own
 // server.max_concurrent_pages pages in flight at the measured memory per
