@@ -407,15 +407,17 @@ func restFold(s []byte, pre string) bool {
 	return true
 }
 
-// foldFinder finds the lower-case ASCII sub in s in any letter case, by
-// candidates for its byte at r (rarestByte), from left to right. It keeps
-// the next position of each letter case between calls, so that s is
-// scanned once per case however many candidates fail.
+// foldFinder finds the lower-case ASCII sub in s in any letter case, from
+// left to right. With a vector unit it looks for two of sub's bytes at once
+// (pairFind); otherwise for candidates for its byte at r (rarestByte) by
+// IndexByte, keeping the next position of each letter case between calls,
+// so that s is scanned once per case however many candidates fail.
 type foldFinder struct {
 	s, sub         []byte
 	r              int
 	lo, up         byte
 	nextLo, nextUp int // -1: none left; otherwise, when below from, stale
+	pair           pairFind
 }
 
 func newFoldFinder(s, sub []byte, r int) foldFinder {
@@ -430,6 +432,7 @@ func newFoldFinder(s, sub []byte, r int) foldFinder {
 		if up == lo {
 			f.nextUp = -1
 		}
+		f.pair = newPairFind(sub, r)
 	}
 	return f
 }
@@ -438,6 +441,9 @@ func newFoldFinder(s, sub []byte, r int) foldFinder {
 func (f *foldFinder) find(from int) int {
 	if f.nextLo < 0 && f.nextUp < 0 {
 		return -1
+	}
+	if !f.pair.disabled {
+		return f.findPair(from)
 	}
 	// window[i] is the byte at r of a match that begins at i.
 	window := f.s[f.r : len(f.s)-len(f.sub)+f.r+1]
@@ -456,6 +462,27 @@ func (f *foldFinder) find(from int) int {
 			return -1
 		}
 		if equalFoldLower(f.s[i:i+len(f.sub)], f.sub) {
+			return i
+		}
+		from = i + 1
+	}
+}
+
+// findPair is find by pairFind. The next candidate is kept, as find keeps
+// its IndexByte positions, for callers that ask again from before it.
+func (f *foldFinder) findPair(from int) int {
+	n := len(f.s) - len(f.sub) + 1 // where a match can begin
+	if f.nextLo > from {
+		from = f.nextLo // nothing matched between the last from and it
+	}
+	for {
+		i := f.pair.index(f.s, from, n)
+		if i < 0 {
+			f.nextLo = -1
+			return -1
+		}
+		if equalFoldLower(f.s[i:i+len(f.sub)], f.sub) {
+			f.nextLo = i
 			return i
 		}
 		from = i + 1
