@@ -209,7 +209,7 @@ func prefixFold(t []byte, s string) bool {
 func (h *hostRewriter) encRun(sink textSink, v []byte, skip int, final bool) (consumed, nextSkip, changed int) {
 	last, i, pending := 0, skip, -1
 	if len(v) >= len(h.hostB) && skip < len(v) {
-		find := newEncFinder(v, h.hostB)
+		find := newHostFinder(v, h.hostB, h.rare, "2f")
 		for {
 			at := find.find(i)
 			if at < 0 {
@@ -277,10 +277,6 @@ func (h *hostRewriter) encHoldFrom(v []byte, start int) int {
 	return len(v)
 }
 
-// newEncFinder finds the origin name right after "2f" in either letter
-// case, as every escaped separator ends ("%2F", "%252F", "\\u002F"): the
-// search of slashFinder with "2f" before the name, one pass for '2'.
-func newEncFinder(s, sub []byte) slashFinder { return newPrefixFinder(s, sub, "2f") }
 
 // encMay reports whether the escaped forms may change v or, unless final,
 // begin in it: the origin's name after "2f", or a tail that may begin a
@@ -288,7 +284,7 @@ func newEncFinder(s, sub []byte) slashFinder { return newPrefixFinder(s, sub, "2
 // replacement ends where a host name cannot go on, so it never makes a
 // new escaped reference with what follows.
 func (h *hostRewriter) encMay(v []byte, final bool) bool {
-	if f := newEncFinder(v, h.hostB); f.find(0) >= 0 {
+	if f := newHostFinder(v, h.hostB, h.rare, "2f"); f.find(0) >= 0 {
 		return true
 	}
 	return !final && h.encHoldFrom(v, len(v)-len(h.hostB)+1-encMaxPrefix) < len(v)

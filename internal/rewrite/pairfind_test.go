@@ -97,12 +97,14 @@ func TestPairIndexFindsBothLetterCases(t *testing.T) {
 	})
 }
 
-// FuzzFoldFinder compares foldFinder, vector and IndexByte searches, with
-// foldFindRef from every start.
+// FuzzFoldFinder compares foldFinder, and hostFinder after "/" and "2f",
+// with the vector and the IndexByte searches, with plain searches from
+// every start.
 func FuzzFoldFinder(f *testing.F) {
 	f.Add(strings.Repeat("a", 70)+"ORIGIN.pub.example"+strings.Repeat("b", 40), "origin.pub.example")
 	f.Add(strings.Repeat("wWw.", 30), "www.nytimes.com")
 	f.Add(strings.Repeat("@`Gg", 20), "g")
+	f.Add(strings.Repeat("x", 40)+`u=https%3A%2F%2FOrigin.pub.example%2F2f2F2f\/\/origin.pub.example`, "origin.pub.example")
 	f.Fuzz(func(t *testing.T, s, name string) {
 		name = strings.ToLower(name)
 		if name == "" || strings.ContainsFunc(name, func(r rune) bool { return r >= 0x80 }) {
@@ -113,6 +115,14 @@ func FuzzFoldFinder(f *testing.F) {
 		for _, on := range []bool{saved, false} {
 			havePairVector = on
 			checkFoldFinder(t, s, name)
+			for _, pre := range []string{"/", "2f"} {
+				f := newHostFinder([]byte(s), []byte(name), rarestByte([]byte(name)), pre)
+				for from := 0; from <= len(s); from++ {
+					if got, want := f.find(from), prefixFindRef(s, name, pre, from); got != want {
+						t.Fatalf("vector %v: %q after %q in %q from %d: %d, want %d", on, name, pre, s, from, got, want)
+					}
+				}
+			}
 		}
 	})
 }

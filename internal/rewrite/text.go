@@ -142,12 +142,11 @@ type textSink interface{ write(p []byte) }
 func (h *hostRewriter) textRun(sink textSink, v []byte, kind attrKind, prev byte, skip int, final bool) (consumed, nextSkip, changed int) {
 	last, pending := 0, -1
 	i := skip
-	find := hostFinder{slash: kind == kindContent}
-	if find.slash {
-		find.sf = newSlashFinder(v, h.hostB)
-	} else {
-		find.ff = newFoldFinder(v, h.hostB, h.rare)
+	pre := ""
+	if kind == kindContent {
+		pre = "/"
 	}
+	find := newHostFinder(v, h.hostB, h.rare, pre)
 	for i < len(v) {
 		at := find.find(i)
 		if at < 0 {
@@ -278,20 +277,38 @@ func rarestByte(name []byte) int {
 	return best
 }
 
-// hostFinder finds the next place the host name begins in a text, with
-// one of the finders below (a concrete type, so that it costs no
-// allocation).
+// hostFinder finds the next place the host name begins in a text, right
+// after pre (lower case, "" for anywhere). With a vector unit it is the
+// name search (foldFinder) with pre checked at each name it finds: that
+// search stops about only at the name. Without one, a name after a
+// prefix is found by the prefix's first byte (slashFinder), which has no
+// letter case and is rarer than most of a name's bytes. The fields are
+// concrete types, so that it costs no allocation.
 type hostFinder struct {
 	slash bool
 	sf    slashFinder
 	ff    foldFinder
+	pre   string
+}
+
+func newHostFinder(s, name []byte, rare int, pre string) hostFinder {
+	if pre != "" && !havePairVector {
+		return hostFinder{slash: true, sf: newPrefixFinder(s, name, pre)}
+	}
+	return hostFinder{ff: newFoldFinder(s, name, rare), pre: pre}
 }
 
 func (f *hostFinder) find(from int) int {
 	if f.slash {
 		return f.sf.find(from)
 	}
-	return f.ff.find(from)
+	for {
+		at := f.ff.find(from)
+		if at < 0 || endsWithFold(f.ff.s[:at], f.pre) {
+			return at
+		}
+		from = at + 1
+	}
 }
 
 // slashFinder finds the host name only right after a '/': every form of
