@@ -277,7 +277,6 @@ func (h *hostRewriter) encHoldFrom(v []byte, start int) int {
 	return len(v)
 }
 
-
 // encMay reports whether the escaped forms may change v or, unless final,
 // begin in it: the origin's name after "2f", or a tail that may begin a
 // pattern. Without either, textRun's output for v goes out directly: a
