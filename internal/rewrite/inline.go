@@ -113,26 +113,38 @@ type nameSearch struct {
 	valid bool
 	n     int
 	f     foldFinder
-	asked int // the last from asked
+	asked int // the last from searched from
 	at    int // the first name at or after asked, or -1
 }
 
 // nameIn reports whether buf[from:to] holds the origin's name in any
-// letter case. Its callers ask about spans that move forward through the
-// buffer, so one pass of the finder serves the whole buffer.
+// letter case.
 func (rw *rewriter) nameIn(from, to int) bool {
-	h := &rw.hosts
-	if to-from < len(h.hostB) {
-		return false
+	at := rw.nameAt(from)
+	return at >= 0 && at+len(rw.hosts.hostB) <= to
+}
+
+// nameAt is where the origin's name first begins in buf[:n] at or after
+// from, in any letter case, or -1. Its callers (every tag and text region)
+// ask from places that move forward through the buffer, so one pass of the
+// finder serves the whole buffer, and most calls are answered by the last
+// search: the next name is past the span asked about.
+func (rw *rewriter) nameAt(from int) int {
+	c := &rw.names
+	if c.valid && c.n == rw.n && from >= c.asked && (c.at < 0 || c.at >= from) {
+		return c.at
 	}
+	return rw.searchName(from)
+}
+
+func (rw *rewriter) searchName(from int) int {
 	c := &rw.names
 	if !c.valid || c.n != rw.n || from < c.asked {
-		*c = nameSearch{valid: true, n: rw.n, f: newFoldFinder(rw.buf[:rw.n], h.hostB, h.rare), asked: from, at: -2}
+		h := &rw.hosts
+		*c = nameSearch{valid: true, n: rw.n, f: newFoldFinder(rw.buf[:rw.n], h.hostB, h.rare)}
 	}
-	if c.at == -2 || c.at >= 0 && c.at < from {
-		c.at, c.asked = c.f.find(from), from
-	}
-	return c.at >= 0 && c.at+len(h.hostB) <= to
+	c.at, c.asked = c.f.find(from), from
+	return c.at
 }
 
 // mayName reports whether v holds the origin's name in any letter case.

@@ -261,14 +261,24 @@ func (rw *rewriter) bodyEnd() {
 
 // rewriteAttrs returns a start tag with its URL attributes rewritten, or
 // nil when none changes. The scanner calls it only for a tag whose URL
-// attribute values may change (tag.go, checkURLValue).
-func (rw *rewriter) rewriteAttrs(raw []byte) []byte {
+// attribute values may change (tag.go, checkURLValue), or under
+// Options.Inline for a tag that names the origin. byName: the tag holds no
+// '&' and nameAt has its names, so only the values that hold one are
+// looked at.
+func (rw *rewriter) rewriteAttrs(raw []byte, byName bool) []byte {
 	rw.attrs = scanAttrs(raw, rw.attrs[:0])
 	out := rw.out[:0]
 	last := 0
 	for _, a := range rw.attrs {
 		if !a.hasValue {
 			continue
+		}
+		if byName {
+			// A value whose raw bytes hold no character reference and not
+			// the origin's name has nothing to rewrite (rewriteRawValue).
+			if at := rw.nameAt(rw.tokStart + a.valStart); at < 0 || at+len(rw.hosts.hostB) > rw.tokStart+a.valEnd {
+				continue
+			}
 		}
 		kind := classifyAttr(raw[a.nameStart:a.nameEnd])
 		if kind == kindNone && rw.opts.Inline {

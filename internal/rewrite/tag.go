@@ -86,12 +86,15 @@ func (rw *rewriter) tagDone(end int) {
 	if s.urlValue >= 0 {
 		rw.checkURLValue(s.urlValue, end)
 	}
+	byName := false
 	if rw.opts.Inline && len(rw.hosts.hostB) > 0 {
 		// One search of the whole tag, rather than one per value.
-		s.urlAttr = rw.nameIn(s.tokStart, end) || bytes.IndexByte(raw, '&') >= 0 && rw.hosts.refsMayMakeHost(raw)
+		amp := bytes.IndexByte(raw, '&') >= 0
+		s.urlAttr = rw.nameIn(s.tokStart, end) || amp && rw.hosts.refsMayMakeHost(raw)
+		byName = !amp
 	}
 	if s.urlAttr {
-		if out := rw.rewriteAttrs(raw); out != nil {
+		if out := rw.rewriteAttrs(raw, byName); out != nil {
 			rw.flush(s.tokStart)
 			rw.write(out)
 			s.done = end
