@@ -101,20 +101,26 @@ func (rw *rewriter) endInline(end int) {
 	if from := max(rw.done, rw.inl.start); end > from && (len(rw.encs.tail) > 0 || rw.nameIn(from, end)) {
 		rw.flushInline(end, true)
 	}
-	rw.encs.finish()
+	if len(rw.encs.tail) > 0 {
+		rw.encs.finish()
+	}
+	rw.encs.skip = 0 // what finish does to a stream that holds nothing
 	rw.inl.kind = kindNone
 }
 
 // nameSearch is the search for the origin's name in the read buffer,
 // kept so that the tags and text regions after one name need no search of
 // their own until they reach the next (nameIn). Its finder is valid for
-// buf[:n] until the buffer is compacted or read into.
+// buf[:n]; compacting the buffer or reading into it makes it stale, so
+// that the next ask searches again.
 type nameSearch struct {
-	valid bool
 	n     int
 	f     foldFinder
 	asked int // the last from searched from
 	at    int // the first name at or after asked, or -1
+	// upTo is the last from that at answers: at, or the end of the
+	// buffer when there is no name after asked.
+	upTo int
 }
 
 // nameIn reports whether buf[from:to] holds the origin's name in any
@@ -131,19 +137,25 @@ func (rw *rewriter) nameIn(from, to int) bool {
 // search: the next name is past the span asked about.
 func (rw *rewriter) nameAt(from int) int {
 	c := &rw.names
-	if c.valid && c.n == rw.n && from >= c.asked && (c.at < 0 || c.at >= from) {
-		return c.at
+	if from < c.asked || from > c.upTo {
+		return rw.searchName(from)
 	}
-	return rw.searchName(from)
+	return c.at
 }
+
+// stale makes the next nameAt search: the buffer has moved or grown.
+func (c *nameSearch) stale() { c.n, c.upTo = -1, -1 }
 
 func (rw *rewriter) searchName(from int) int {
 	c := &rw.names
-	if !c.valid || c.n != rw.n || from < c.asked {
+	if c.n != rw.n || from < c.asked {
 		h := &rw.hosts
-		*c = nameSearch{valid: true, n: rw.n, f: newFoldFinder(rw.buf[:rw.n], h.hostB, h.rare)}
+		*c = nameSearch{n: rw.n, f: newFoldFinder(rw.buf[:rw.n], h.hostB, h.rare)}
 	}
-	c.at, c.asked = c.f.find(from), from
+	c.at, c.asked, c.upTo = c.f.find(from), from, c.n
+	if c.at >= 0 {
+		c.upTo = c.at
+	}
 	return c.at
 }
 

@@ -196,7 +196,7 @@ func (rw *rewriter) reset(dst io.Writer, opts *Options, quirks bool) {
 	rw.hosts.reset(opts.OriginHost, opts.RequestHost, opts.RequestScheme)
 	rw.hosts.enc.reset(opts.Inline, rw.hosts.name, opts.RequestHost)
 	rw.encs = encStream{rw: rw, tail: rw.encs.tail[:0]}
-	rw.names = nameSearch{}
+	rw.names.stale()
 	rw.bodyEndDone = opts.BodyEnd == nil
 	maxTok := opts.MaxTokenBytes
 	if maxTok <= 0 {
@@ -287,7 +287,13 @@ func (rw *rewriter) rewriteAttrs(raw []byte, byName bool) []byte {
 		if kind == kindNone {
 			continue
 		}
-		nv, changed := rw.hosts.rewriteRawValue(raw[a.valStart:a.valEnd], a.quote, kind)
+		var nv []byte
+		var changed bool
+		if byName {
+			nv, changed = rw.hosts.rewritePlainValue(raw[a.valStart:a.valEnd], kind)
+		} else {
+			nv, changed = rw.hosts.rewriteRawValue(raw[a.valStart:a.valEnd], a.quote, kind)
+		}
 		if !changed {
 			continue
 		}

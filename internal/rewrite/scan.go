@@ -63,6 +63,7 @@ func (rw *rewriter) run(src io.Reader) error {
 		rw.compact(min(hold, rw.done)) // inline.go may keep a tail unwritten
 		m, rerr := readSome(src, rw.buf[rw.n:])
 		rw.n += m
+		rw.names.stale() // the search has not seen the new bytes
 		rw.stats.InBytes += int64(m)
 		if rerr == nil {
 			continue
@@ -150,7 +151,7 @@ func (rw *rewriter) compact(hold int) {
 		s.tokStart -= hold
 		s.urlValue -= hold
 		rw.inl.start -= hold
-		rw.names.valid = false
+		rw.names.stale()
 	}
 	if s.n == len(s.buf) {
 		// Only a tag is held across reads, and run stops holding one at

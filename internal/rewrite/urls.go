@@ -289,10 +289,7 @@ func (h *hostRewriter) rewriteRawValue(raw []byte, quote byte, kind attrKind) ([
 		if !hasHost {
 			return nil, false // the common case, without allocating
 		}
-		// Host names introduce no character that needs escaping.
-		out, changed := h.rewrite(h.val[:0], raw, kind)
-		h.val = out
-		return out, changed
+		return h.rewritePlainValue(raw, kind)
 	}
 	// A value with '&' whose raw bytes do not name the host can name it
 	// once decoded only through a character reference that produces part
@@ -323,6 +320,15 @@ func (h *hostRewriter) rewriteRawValue(raw []byte, quote byte, kind attrKind) ([
 		return []byte(direct), true
 	}
 	return []byte(encodeAttr(out, quote)), true
+}
+
+// rewritePlainValue is rewriteRawValue for a raw value without '&': its
+// bytes are its decoded value, and host names introduce no character that
+// needs escaping.
+func (h *hostRewriter) rewritePlainValue(raw []byte, kind attrKind) ([]byte, bool) {
+	out, changed := h.rewrite(h.val[:0], raw, kind)
+	h.val = out
+	return out, changed
 }
 
 // refsMayMakeHost reports whether a character reference in raw may decode
