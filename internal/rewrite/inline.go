@@ -121,11 +121,24 @@ type nameSearch struct {
 	// upTo is the last from that at answers: at, or the end of the
 	// buffer when there is no name after asked.
 	upTo int
+	// clear: no name ends in buf[asked:clear], so that a span from asked
+	// on that ends there holds none.
+	clear int
 }
 
 // nameIn reports whether buf[from:to] holds the origin's name in any
-// letter case.
+// letter case. Most spans (the tags and text regions between two names)
+// are answered by the last search without a call.
 func (rw *rewriter) nameIn(from, to int) bool {
+	c := &rw.names
+	return (from < c.asked || to > c.clear) && rw.nameInSearch(from, to)
+}
+
+// nameInSearch is nameIn past the last search; kept out of line so that
+// nameIn's common case inlines.
+//
+//go:noinline
+func (rw *rewriter) nameInSearch(from, to int) bool {
 	at := rw.nameAt(from)
 	return at >= 0 && at+len(rw.hosts.hostB) <= to
 }
@@ -144,17 +157,17 @@ func (rw *rewriter) nameAt(from int) int {
 }
 
 // stale makes the next nameAt search: the buffer has moved or grown.
-func (c *nameSearch) stale() { c.n, c.upTo = -1, -1 }
+func (c *nameSearch) stale() { c.n, c.upTo, c.clear = -1, -1, -1 }
 
 func (rw *rewriter) searchName(from int) int {
 	c := &rw.names
+	h := &rw.hosts
 	if c.n != rw.n || from < c.asked {
-		h := &rw.hosts
 		*c = nameSearch{n: rw.n, f: newFoldFinder(rw.buf[:rw.n], h.hostB, h.rare)}
 	}
-	c.at, c.asked, c.upTo = c.f.find(from), from, c.n
+	c.at, c.asked, c.upTo, c.clear = c.f.find(from), from, c.n, c.n
 	if c.at >= 0 {
-		c.upTo = c.at
+		c.upTo, c.clear = c.at, c.at+len(h.hostB)-1
 	}
 	return c.at
 }
