@@ -283,7 +283,13 @@ func (h *hostRewriter) encHoldFrom(v []byte, start int) int {
 // replacement ends where a host name cannot go on, so it never makes a
 // new escaped reference with what follows.
 func (h *hostRewriter) encMay(v []byte, final bool) bool {
-	if f := newHostFinder(v, h.hostB, h.rare, "2f"); f.find(0) >= 0 {
+	f := newHostFinder(v, h.hostB, h.rare, "2f")
+	return h.encMayWith(&f, v, final)
+}
+
+// encMayWith is encMay with the finder of the host in v given.
+func (h *hostRewriter) encMayWith(f *hostFinder, v []byte, final bool) bool {
+	if f.find(0) >= 0 {
 		return true
 	}
 	return !final && h.encHoldFrom(v, len(v)-len(h.hostB)+1-encMaxPrefix) < len(v)

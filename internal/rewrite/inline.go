@@ -75,11 +75,20 @@ func (rw *rewriter) flushInline(end int, final bool) {
 		rw.done += cut
 		return
 	}
+	// The read buffer's search has found the names in v already: the
+	// escaped forms' test and textRun go through them, not through v again.
+	names := rw.namesIn(rw.done, end)
 	var sink textSink = rw
-	if rw.hosts.enc.on && (len(rw.encs.tail) > 0 || rw.hosts.encMay(v, final)) {
+	if rw.hosts.enc.on && len(rw.encs.tail) > 0 {
 		sink = &rw.encs
+	} else if rw.hosts.enc.on {
+		f := listHostFinder(v, names, "2f")
+		if rw.hosts.encMayWith(&f, v, final) {
+			sink = &rw.encs
+		}
 	}
-	used, skip, changed := rw.hosts.textRun(sink, v, rw.inl.kind, rw.inl.prev, rw.inl.skip, final)
+	find := listHostFinder(v, names, textPre(rw.inl.kind))
+	used, skip, changed := rw.hosts.textRunWith(&find, sink, v, rw.inl.kind, rw.inl.prev, rw.inl.skip, final)
 	rw.inl.skip = skip
 	rw.stats.InlineRewritten += changed
 	if used > 0 {
@@ -154,6 +163,18 @@ func (rw *rewriter) nameAt(from int) int {
 		return rw.searchName(from)
 	}
 	return c.at
+}
+
+// namesIn lists where the origin's name begins in buf[from:to], relative
+// to from, for the names that end there too. The list is valid until the
+// next call.
+func (rw *rewriter) namesIn(from, to int) []int {
+	l := rw.nameList[:0]
+	for at := rw.nameAt(from); at >= 0 && at+len(rw.hosts.hostB) <= to; at = rw.nameAt(at + 1) {
+		l = append(l, at-from)
+	}
+	rw.nameList = l
+	return l
 }
 
 // stale makes the next nameAt search: the buffer has moved or grown.

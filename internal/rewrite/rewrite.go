@@ -163,6 +163,7 @@ type rewriter struct {
 	inl                  inlineText // the text region under the text rules
 	encs                 encStream  // the escaped forms after them (encoded.go)
 	names                nameSearch // the last search for the origin's name (inline.go)
+	nameList             []int      // namesIn's result
 	scanner
 }
 

@@ -140,13 +140,23 @@ type textSink interface{ write(p []byte) }
 // before any host not yet decided, so that no form before a host is cut
 // in two.
 func (h *hostRewriter) textRun(sink textSink, v []byte, kind attrKind, prev byte, skip int, final bool) (consumed, nextSkip, changed int) {
+	find := newHostFinder(v, h.hostB, h.rare, textPre(kind))
+	return h.textRunWith(&find, sink, v, kind, prev, skip, final)
+}
+
+// textPre is what the host must follow for textRun's rules: kindContent
+// rewrites no bare host.
+func textPre(kind attrKind) string {
+	if kind == kindContent {
+		return "/"
+	}
+	return ""
+}
+
+// textRunWith is textRun with the finder of the host in v given.
+func (h *hostRewriter) textRunWith(find *hostFinder, sink textSink, v []byte, kind attrKind, prev byte, skip int, final bool) (consumed, nextSkip, changed int) {
 	last, pending := 0, -1
 	i := skip
-	pre := ""
-	if kind == kindContent {
-		pre = "/"
-	}
-	find := newHostFinder(v, h.hostB, h.rare, pre)
 	for i < len(v) {
 		at := find.find(i)
 		if at < 0 {
@@ -289,6 +299,17 @@ type hostFinder struct {
 	sf    slashFinder
 	ff    foldFinder
 	pre   string
+	// listed: the names in the text are known (listHostFinder): at holds
+	// where each begins, in order, and s is the text.
+	listed bool
+	at     []int
+	s      []byte
+}
+
+// listHostFinder is hostFinder for a text s whose names begin at the
+// offsets at, in order: those the read buffer's search found (nameAt).
+func listHostFinder(s []byte, at []int, pre string) hostFinder {
+	return hostFinder{listed: true, at: at, s: s, pre: pre}
 }
 
 func newHostFinder(s, name []byte, rare int, pre string) hostFinder {
@@ -301,6 +322,14 @@ func newHostFinder(s, name []byte, rare int, pre string) hostFinder {
 func (f *hostFinder) find(from int) int {
 	if f.slash {
 		return f.sf.find(from)
+	}
+	if f.listed {
+		for ; len(f.at) > 0; f.at = f.at[1:] {
+			if at := f.at[0]; at >= from && endsWithFold(f.s[:at], f.pre) {
+				return at
+			}
+		}
+		return -1
 	}
 	for {
 		at := f.ff.find(from)
