@@ -332,11 +332,14 @@ func (h *hostRewriter) rewritePlainValue(raw []byte, kind attrKind) ([]byte, boo
 }
 
 // refsMayMakeHost reports whether a character reference in raw may decode
-// (unescapeAttr) to a byte of the origin name. A numeric reference
-// may decode to anything, and so may a named one ended by ';' other than
-// &amp; &lt; &gt; &quot;. Without the ';' only the legacy names decode
-// (to U+00A0–U+00FF or & < > "), and a plain host name has none of those.
-// An '&' that starts no reference stays as it is.
+// (unescapeAttr) to a byte of the origin name. A plain host name is ASCII
+// and holds none of & < > ", so only a reference that decodes to another
+// ASCII character may: a numeric one of 1 to 0x7F (0, 0x80-0x9F and
+// anything past U+10FFFF decode to other characters, WHATWG HTML
+// §13.2.5.80), or one of the named ones of asciiRefs, ended by ';'.
+// Without the ';' only the legacy names decode (to U+00A0-U+00FF or
+// & < > "). An '&' that starts no reference stays as it is. So &nbsp;,
+// &#160; and the like, common in text, cost no decoding.
 func (h *hostRewriter) refsMayMakeHost(raw []byte) bool {
 	if !h.plainName {
 		return true
@@ -348,22 +351,68 @@ func (h *hostRewriter) refsMayMakeHost(raw []byte) bool {
 		}
 		i += j + 1
 		if i < len(raw) && raw[i] == '#' {
-			return true
+			v, k := numericRef(raw, i+1)
+			if v >= 1 && v <= 0x7f {
+				return true
+			}
+			i = k
+			continue
 		}
 		k := i
 		for k < len(raw) && isAlnum(raw[k]) {
 			k++
 		}
-		if k > i && k < len(raw) && raw[k] == ';' {
-			switch string(raw[i:k]) {
-			case "amp", "lt", "gt", "quot":
-			default:
-				return true
-			}
+		if k > i && k < len(raw) && raw[k] == ';' && asciiRefs[string(raw[i:k])] {
+			return true
 		}
 		i = k
 	}
 	return false
+}
+
+// numericRef reads the digits of a numeric character reference from
+// raw[i:] (after "&#"): its value, saturated past U+10FFFF, or -1 when no
+// digit follows, and where the digits end.
+func numericRef(raw []byte, i int) (v, end int) {
+	hex := i < len(raw) && raw[i]|0x20 == 'x'
+	base := 10
+	if hex {
+		base, i = 16, i+1
+	}
+	start := i
+	for ; i < len(raw); i++ {
+		c, d := raw[i], -1
+		switch {
+		case c >= '0' && c <= '9':
+			d = int(c - '0')
+		case hex && c|0x20 >= 'a' && c|0x20 <= 'f':
+			d = int(c|0x20-'a') + 10
+		}
+		if d < 0 {
+			break
+		}
+		if v <= 0x10ffff {
+			v = v*base + d
+		}
+	}
+	if i == start {
+		return -1, i
+	}
+	return v, i
+}
+
+// asciiRefs are the named character references (with their ';') that
+// decode to an ASCII character other than & < > ": those of Go's html
+// entity table, which unescapeAttr uses (TestASCIIRefsAreTheTables checks
+// the list against it).
+var asciiRefs = map[string]bool{
+	"DiacriticalGrave": true, "Hat": true, "NewLine": true, "Tab": true, "UnderBar": true,
+	"VerticalLine": true, "apos": true, "ast": true, "bne": true, "bsol": true, "colon": true,
+	"comma": true, "commat": true, "dollar": true, "equals": true, "excl": true, "fjlig": true,
+	"grave": true, "lbrace": true, "lbrack": true, "lcub": true, "lowbar": true, "lpar": true,
+	"lsqb": true, "midast": true, "num": true, "percnt": true, "period": true, "plus": true,
+	"quest": true, "rbrace": true, "rbrack": true, "rcub": true, "rpar": true, "rsqb": true,
+	"semi": true, "sol": true, "verbar": true, "vert": true,
 }
 
 // simpleRefs reports whether every '&' in raw starts &amp;, &lt;, &gt; or
