@@ -260,13 +260,27 @@ func (rw *rewriter) bodyEnd() {
 	rw.write(rw.opts.BodyEnd())
 }
 
+// valueFilter tells rewriteAttrs which values of a tag to look at.
+type valueFilter uint8
+
+const (
+	// allValues: every value may change (rewriteRawValue decides).
+	allValues valueFilter = iota
+	// byName: no character reference of the tag can make part of the
+	// origin's name (refsMayMakeHost), and nameAt has the tag's names:
+	// only a value that holds one may change.
+	byName
+	// byNamePlain: byName, and the tag holds no '&' at all, so that a
+	// value's raw bytes are its decoded value.
+	byNamePlain
+)
+
 // rewriteAttrs returns a start tag with its URL attributes rewritten, or
 // nil when none changes. The scanner calls it only for a tag whose URL
 // attribute values may change (tag.go, checkURLValue), or under
-// Options.Inline for a tag that names the origin. byName: the tag holds no
-// '&' and nameAt has its names, so only the values that hold one are
-// looked at.
-func (rw *rewriter) rewriteAttrs(raw []byte, byName bool) []byte {
+// Options.Inline for a tag that names the origin or holds a reference
+// that may make its name.
+func (rw *rewriter) rewriteAttrs(raw []byte, by valueFilter) []byte {
 	rw.attrs = scanAttrs(raw, rw.attrs[:0])
 	out := rw.out[:0]
 	last := 0
@@ -274,9 +288,7 @@ func (rw *rewriter) rewriteAttrs(raw []byte, byName bool) []byte {
 		if !a.hasValue {
 			continue
 		}
-		if byName {
-			// A value whose raw bytes hold no character reference and not
-			// the origin's name has nothing to rewrite (rewriteRawValue).
+		if by != allValues {
 			if at := rw.nameAt(rw.tokStart + a.valStart); at < 0 || at+len(rw.hosts.hostB) > rw.tokStart+a.valEnd {
 				continue
 			}
@@ -290,7 +302,7 @@ func (rw *rewriter) rewriteAttrs(raw []byte, byName bool) []byte {
 		}
 		var nv []byte
 		var changed bool
-		if byName {
+		if by == byNamePlain {
 			nv, changed = rw.hosts.rewritePlainValue(raw[a.valStart:a.valEnd], kind)
 		} else {
 			nv, changed = rw.hosts.rewriteRawValue(raw[a.valStart:a.valEnd], a.quote, kind)

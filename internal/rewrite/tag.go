@@ -86,15 +86,21 @@ func (rw *rewriter) tagDone(end int) {
 	if s.urlValue >= 0 {
 		rw.checkURLValue(s.urlValue, end)
 	}
-	byName := false
+	var by valueFilter
 	if rw.opts.Inline && len(rw.hosts.hostB) > 0 {
 		// One search of the whole tag, rather than one per value.
 		amp := bytes.IndexByte(raw, '&') >= 0
-		s.urlAttr = rw.nameIn(s.tokStart, end) || amp && rw.hosts.refsMayMakeHost(raw)
-		byName = !amp
+		refs := amp && rw.hosts.refsMayMakeHost(raw)
+		s.urlAttr = refs || rw.nameIn(s.tokStart, end)
+		switch {
+		case !amp:
+			by = byNamePlain
+		case !refs:
+			by = byName
+		}
 	}
 	if s.urlAttr {
-		if out := rw.rewriteAttrs(raw, byName); out != nil {
+		if out := rw.rewriteAttrs(raw, by); out != nil {
 			rw.flush(s.tokStart)
 			rw.write(out)
 			s.done = end
