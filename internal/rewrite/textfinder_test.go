@@ -250,7 +250,9 @@ func TestRarestByteIsTheRarestInScripts(t *testing.T) {
 // IndexByte pass for a byte the text does not hold; "indexbyte" one
 // IndexByte pass stopping at every '/', the floor of a search that stops
 // there; "pairs" a search per letter case for '/' and the name's first
-// byte (bytes.Index), which stops at every '/' twice.
+// byte (bytes.Index), which stops at every '/' twice; "fold" the name
+// search (two bytes at once on AVX2), "fold_indexbyte" the same search by
+// IndexByte, as on machines without AVX2.
 func BenchmarkTextFinders(b *testing.B) {
 	raw := regexp.MustCompile(`(?is)<(script|style)\b[^>]*>(.*?)</(script|style)`)
 	var chunks, hosts [][]byte
@@ -327,6 +329,13 @@ func BenchmarkTextFinders(b *testing.B) {
 		}},
 		{"slash", func(s, host []byte) { f := newSlashFinder(s, host); all(f.find, len(host)) }},
 		{"fold", func(s, host []byte) { f := newFoldFinder(s, host, rarestByte(host)); all(f.find, len(host)) }},
+		{"fold_indexbyte", func(s, host []byte) {
+			saved := havePairVector
+			havePairVector = false // the search of machines without AVX2
+			f := newFoldFinder(s, host, rarestByte(host))
+			havePairVector = saved
+			all(f.find, len(host))
+		}},
 	}
 	buf := make([]byte, readSize)
 	runtime.LockOSThread()
