@@ -278,17 +278,11 @@ func (h *hostRewriter) encHoldFrom(v []byte, start int) int {
 }
 
 // encMay reports whether the escaped forms may change v or, unless final,
-// begin in it: the origin's name after "2f", or a tail that may begin a
-// pattern. Without either, textRun's output for v goes out directly: a
+// begin in it: the origin's name after "2f" (f finds it in v), or a tail
+// that may begin a pattern. Without either, textRun's output for v goes out directly: a
 // replacement ends where a host name cannot go on, so it never makes a
 // new escaped reference with what follows.
-func (h *hostRewriter) encMay(v []byte, final bool) bool {
-	f := newHostFinder(v, h.hostB, h.rare, "2f")
-	return h.encMayWith(&f, v, final)
-}
-
-// encMayWith is encMay with the finder of the host in v given.
-func (h *hostRewriter) encMayWith(f *hostFinder, v []byte, final bool) bool {
+func (h *hostRewriter) encMay(f *hostFinder, v []byte, final bool) bool {
 	if f.find(0) >= 0 {
 		return true
 	}

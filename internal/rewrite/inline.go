@@ -83,7 +83,7 @@ func (rw *rewriter) flushInline(end int, final bool) {
 		sink = &rw.encs
 	} else if rw.hosts.enc.on {
 		f := listHostFinder(v, names, "2f")
-		if rw.hosts.encMayWith(&f, v, final) {
+		if rw.hosts.encMay(&f, v, final) {
 			sink = &rw.encs
 		}
 	}
@@ -191,13 +191,4 @@ func (rw *rewriter) searchName(from int) int {
 		c.upTo, c.clear = c.at, c.at+len(h.hostB)-1
 	}
 	return c.at
-}
-
-// mayName reports whether v holds the origin's name in any letter case.
-func (h *hostRewriter) mayName(v []byte) bool {
-	if len(v) < len(h.hostB) {
-		return false
-	}
-	f := newFoldFinder(v, h.hostB, h.rare)
-	return f.find(0) >= 0
 }
