@@ -176,26 +176,13 @@ func Browse(ctx context.Context, proxyURL, path, host string, o BrowserOptions) 
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("-proxy %q is not an http(s) URL", proxyURL)
 	}
-	dir, err := os.MkdirTemp("", "ssatd-measure-chromium-")
+	mapped, rule := browserHost(base, host)
+	browserCtx, product, stop, err := startBrowser(ctx, o.ExecPath, rule)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	mapped, rule := browserHost(base, host)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, chromiumFlags(o.ExecPath, dir, rule)...)
-	defer cancelAlloc()
-	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer func() {
-		// Close Chromium and wait for it, so that no process outlives
-		// the measurement.
-		_ = chromedp.Cancel(browserCtx)
-		cancelBrowser()
-	}()
-	version, err := chromedp.CallBrowser(browserCtx, browser.GetVersion, cdp.Empty{})
-	if err != nil {
-		return nil, fmt.Errorf("starting %s: %w", o.ExecPath, err)
-	}
-	run := &BrowserRun{Browser: version.Product, Networks: o.Networks, Runs: o.Runs}
+	defer stop()
+	run := &BrowserRun{Browser: product, Networks: o.Networks, Runs: o.Runs}
 	target := func(mode string) (string, error) {
 		u, err := overrideURL(proxyURL, path, mode)
 		if err != nil || mapped == "" {
@@ -229,6 +216,51 @@ func Browse(ctx context.Context, proxyURL, path, host string, o BrowserOptions) 
 		}
 	}
 	return run, nil
+}
+
+// browserStarts is how many times startBrowser launches Chromium before
+// it gives up. On a loaded machine Chromium now and then exits during
+// start-up with nothing but its crash handler's warnings on stderr (seen
+// beside `go test -race` of other packages); a launch that fails says
+// nothing of the pages, so it is tried again. A page load is never
+// retried.
+const browserStarts = 3
+
+// startBrowser launches Chromium with chromiumFlags in a new profile
+// directory and asks for its version. stop closes it, waits for the
+// process and removes the directory, so that nothing outlives the
+// measurement.
+func startBrowser(ctx context.Context, bin, rule string) (browserCtx context.Context, product string, stop func(), err error) {
+	var errs []error
+	for range browserStarts {
+		browserCtx, product, stop, err = startBrowserOnce(ctx, bin, rule)
+		if err == nil || ctx.Err() != nil {
+			return browserCtx, product, stop, err
+		}
+		errs = append(errs, err)
+	}
+	return nil, "", nil, fmt.Errorf("starting %s, %d times: %w", bin, browserStarts, errors.Join(errs...))
+}
+
+func startBrowserOnce(ctx context.Context, bin, rule string) (context.Context, string, func(), error) {
+	dir, err := os.MkdirTemp("", "ssatd-measure-chromium-")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, chromiumFlags(bin, dir, rule)...)
+	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
+	stop := func() {
+		_ = chromedp.Cancel(browserCtx)
+		cancelBrowser()
+		cancelAlloc()
+		os.RemoveAll(dir)
+	}
+	version, err := chromedp.CallBrowser(browserCtx, browser.GetVersion, cdp.Empty{})
+	if err != nil {
+		stop()
+		return nil, "", nil, err
+	}
+	return browserCtx, version.Product, stop, nil
 }
 
 // browserHost returns the host[:port] Chromium navigates to and the
