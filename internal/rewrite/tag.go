@@ -51,9 +51,17 @@ func (rw *rewriter) scanTag() bool {
 			}
 			st = tBeforeValue
 		}
+		// st changes only where a state ends, so that a run of bytes in one
+		// state (a name, white space, an unquoted value) costs no load
+		// that waits on the one before: assigning st at every byte would
+		// chain each table load to the previous one.
+		row := &tagTrans[st]
 		for ; i < len(b); i++ {
-			if st = tagTrans[st][b[i]]; st >= tEnd {
-				break
+			if next := row[b[i]]; next != st {
+				if st = next; st >= tEnd {
+					break
+				}
+				row = &tagTrans[st]
 			}
 		}
 		if i == len(b) {
