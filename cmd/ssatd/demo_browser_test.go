@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
+	"errors"
 	"io"
 	"log"
 	"net/http"
@@ -76,18 +77,28 @@ func startBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.C
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-quic", true),
 		chromedp.WindowSize(1280, 1000),
-		chromedp.UserDataDir(t.TempDir()),
 	}, extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(cancelAlloc)
-	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	t.Cleanup(cancelBrowser)
-	if err := chromedp.Do(browserCtx); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
+	// As measure -browser does (internal/measure, startBrowser): on a
+	// loaded machine Chromium now and then exits during start-up, which
+	// says nothing of the demo, so a failed launch is tried again.
+	var errs []error
+	for range 3 {
+		allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(opts, chromedp.UserDataDir(t.TempDir()))...)
+		browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
+		if err := chromedp.Do(browserCtx); err != nil {
+			cancelBrowser()
+			cancelAlloc()
+			errs = append(errs, err)
+			continue
+		}
+		t.Cleanup(cancelAlloc)
+		t.Cleanup(cancelBrowser)
+		return browserCtx
 	}
-	return browserCtx
+	t.Fatalf("starting %s, 3 times: %v", bin, errors.Join(errs...))
+	return nil
 }
 
 // TestDemoInBrowser loads the demo pages in headless Chromium through both
