@@ -14,40 +14,15 @@ done
 work=$(mktemp -d); chmod 755 "$work"; pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; for p in "${pids[@]}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done; rm -rf "$work"; }
 trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
 O=18291
 mkdir -p "$work/www" "$work/logs"
-host=$(grep -oE '(href|content)="https?://[^/"]+' "$page" | sed -E 's#.*://##' | sort | uniq -c | sort -rn | head -1 | awk '{print $2}')
-sed "s#$host#127.0.0.1:$O#g" "$page" > "$work/www/index.html"
-cat > "$work/origin.conf" <<NGX
-worker_processes 1; pid $work/origin.pid; error_log $work/logs/oerr.log; daemon off;
-events { worker_connections 1024; }
-http { access_log off; default_type text/html;
-  server { listen 127.0.0.1:$O; root $work/www; location / { try_files /index.html =404; } } }
-NGX
+origin_page "$page" $O
 nginx -c "$work/origin.conf" -p "$work" & pids+=($!)
 start() { # name binary port admin
-  cat > "$work/$1.toml" <<TOML
-[server]
-listen = "127.0.0.1:$3"
-admin_listen = "127.0.0.1:$4"
-drain_period = "0s"
-[publisher]
-domain = "www.pub.example"
-origin_url = "http://127.0.0.1:$O"
-ssat_compression_offload_enabled = true
-[platform]
-delivery_compression = "builtin"
-[auction]
-enabled = true
-provider = "none"
-[[creative_opportunities.slot]]
-id = "top"
-page_patterns = ["/*", "/**"]
-formats = [[728, 90]]
-gam_unit_path = "/1234/top"
-TOML
+  offload_toml "$3" "$4" $O > "$work/$1.toml"
   "$2" serve -config "$work/$1.toml" >/dev/null 2>"$work/logs/$1.log" & pids+=($!)
-  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$4/readyz" >/dev/null && break; sleep 0.1; done
+  wait_ready "$4"
 }
 start a "$a" 18293 18295; pa=${pids[-1]}
 start b "$b" 18294 18296; pb=${pids[-1]}

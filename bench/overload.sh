@@ -16,41 +16,14 @@ work=$(mktemp -d); chmod 755 "$work"; pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; for p in "${pids[@]}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
   [ -n "${OVERLOAD_KEEP:-}" ] && mkdir -p "$OVERLOAD_KEEP" && cp "$work/logs/ssatd.log" "$work/ssatd.toml" "$OVERLOAD_KEEP/"; rm -rf "$work"; }
 trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
 O=18191 S=18193 A=18195
 mkdir -p "$work/www" "$work/logs"
-# The page's most named host becomes the origin's, so that there is something to rewrite.
-host=$(grep -oE '(href|content)="https?://[^/"]+' "$page" | sed -E 's#.*://##' | sort | uniq -c | sort -rn | head -1 | awk '{print $2}')
-sed "s#$host#127.0.0.1:$O#g" "$page" > "$work/www/index.html"
-cat > "$work/origin.conf" <<NGX
-worker_processes 1; pid $work/origin.pid; error_log $work/logs/oerr.log; daemon off;
-events { worker_connections 1024; }
-http { access_log off; default_type text/html;
-  server { listen 127.0.0.1:$O; root $work/www; location / { try_files /index.html =404; } } }
-NGX
-cat > "$work/ssatd.toml" <<TOML
-[server]
-listen = "127.0.0.1:$S"
-admin_listen = "127.0.0.1:$A"
-drain_period = "0s"
-$extra
-[publisher]
-domain = "www.pub.example"
-origin_url = "http://127.0.0.1:$O"
-ssat_compression_offload_enabled = true
-[platform]
-delivery_compression = "builtin"
-[auction]
-enabled = true
-provider = "none"
-[[creative_opportunities.slot]]
-id = "top"
-page_patterns = ["/*", "/**"]
-formats = [[728, 90]]
-gam_unit_path = "/1234/top"
-TOML
+origin_page "$page" $O
+offload_toml $S $A $O "$extra" > "$work/ssatd.toml"
 nginx -c "$work/origin.conf" -p "$work" & pids+=($!)
 "$bin" serve -config "$work/ssatd.toml" >/dev/null 2>"$work/logs/ssatd.log" & pid=$!; pids+=($pid)
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$A/readyz" >/dev/null && break; sleep 0.1; done
+wait_ready $A
 H=(-H 'Host: www.pub.example' -H 'Accept-Encoding: gzip' -H 'Sec-Fetch-Dest: document' -H 'Accept: text/html')
 echo "page $(basename "$page"): $(wc -c < "$work/www/index.html") B identity; one request: $(curl -s "${H[@]}" -o /dev/null -w '%{http_code} %{size_download} B' "http://127.0.0.1:$S/")"
 echo "server: ${extra:-defaults}; nproc $(nproc); load average $(cut -d' ' -f1-3 /proc/loadavg)"
