@@ -245,9 +245,8 @@ func (h *hostRewriter) encRun(sink textSink, v []byte, skip int, final bool) (co
 	} else {
 		cut = h.encHoldFrom(v, len(v)-len(h.hostB)+1-encMaxPrefix)
 	}
-	cut = min(max(cut, last), len(v))
-	sink.write(v[last:cut])
-	return cut, max(0, i-cut), changed
+	consumed, nextSkip = keepTail(sink, v, last, i, cut)
+	return consumed, nextSkip, changed
 }
 
 // encHoldFrom is the first k from start on where v[k:] is, in any letter

@@ -79,11 +79,8 @@ func (rw *rewriter) flushInline(end int, final bool) {
 	// escaped forms' test and textRun go through them, not through v again.
 	names := rw.namesIn(rw.done, end)
 	var sink textSink = rw
-	if rw.hosts.enc.on && len(rw.encs.tail) > 0 {
-		sink = &rw.encs
-	} else if rw.hosts.enc.on {
-		f := listHostFinder(v, names, "2f")
-		if rw.hosts.encMay(&f, v, final) {
+	if rw.hosts.enc.on {
+		if f := listHostFinder(v, names, "2f"); len(rw.encs.tail) > 0 || rw.hosts.encMay(&f, v, final) {
 			sink = &rw.encs
 		}
 	}

@@ -24,8 +24,8 @@ const (
 	// JSON-LD), never a bare host. There, a host without "//" before it is
 	// prose (a description naming the site) or a relative path
 	// (url(origin.example/a.png) in CSS, fetch("origin.example/x") in a
-	// script), not the origin; and leaving it out lets the search look
-	// for "/host" (slashFinder).
+	// script), not the origin; and leaving it out lets the search take
+	// only a host right after '/' (hostFinder's pre).
 	kindContent attrKind = 16 + iota
 	// kindCSS: style attributes and elements, CSS, JSON, XML and other
 	// text: also a bare host at a host-name boundary.
@@ -192,11 +192,18 @@ func (h *hostRewriter) textRunWith(find *hostFinder, sink textSink, v []byte, ki
 		// streams as it arrives.
 		cut = h.holdFrom(v, len(v)-len(h.hostB)+1-textLookbehind)
 	}
-	if cut < last {
-		cut = last
-	}
+	consumed, nextSkip = keepTail(sink, v, last, i, cut)
+	return consumed, nextSkip, changed
+}
+
+// keepTail ends a run of textRun or encRun that is not final: it writes
+// v[last:cut], cut moved to at least last (the end of the last
+// replacement) and at most len(v), keeps the rest, and gives the skip of
+// the next run for the first host not decided, at i.
+func keepTail(sink textSink, v []byte, last, i, cut int) (consumed, nextSkip int) {
+	cut = min(max(cut, last), len(v))
 	sink.write(v[last:cut])
-	return cut, max(0, i-cut), changed
+	return cut, max(0, i-cut)
 }
 
 // textForms are the forms a host may follow in text, lower case.
@@ -258,10 +265,10 @@ func (h *hostRewriter) rewriteTextValue(dst, v []byte, kind attrKind) ([]byte, b
 	return out, true
 }
 
-// byteRarity ranks the bytes of host names by how seldom textRun meets
-// them, rarest last: textRun looks for a host by its rarest byte, so that
-// a long script costs few false candidates ("w" of "www." is in every
-// "window"). The order is their count in the script and style text of the
+// byteRarity ranks the bytes of host names by how seldom the name search
+// meets them, rarest last: foldFinder looks for a host by its rarest byte
+// (and, with pairFind, the next rarest too), so that a long script costs
+// few false candidates ("w" of "www." is in every "window"). The order is their count in the script and style text of the
 // 65 corpus pages, both letter cases of a letter together and 7,000 added
 // for the second IndexByte pass a letter costs (about what one pass over
 // that text costs in candidates). In that text, '/' (28,612) is rarer than
@@ -524,7 +531,7 @@ func (f *foldFinder) findPair(from int) int {
 	for {
 		i := f.pair.index(f.s, from, n)
 		if i < 0 {
-			f.nextLo = -1
+			f.nextLo, f.nextUp = -1, -1 // none left: find answers at once from now on
 			return -1
 		}
 		if equalFoldLower(f.s[i:i+len(f.sub)], f.sub) {
