@@ -99,7 +99,8 @@ func TestInlineCountsForOriginHost(t *testing.T) {
 }
 
 // FuzzInlineText: the content of a script or style element is rewritten as
-// refText rewrites it alone, however the page is split into reads.
+// refText rewrites it alone, however the page is split into reads, with
+// the vector name search and with the IndexByte one of other machines.
 func FuzzInlineText(f *testing.F) {
 	for i, s := range textSeeds {
 		f.Add(s, int64(i), uint8(i))
@@ -113,9 +114,14 @@ func FuzzInlineText(f *testing.F) {
 		}
 		page := "<p>" + open + body + close + "<p>"
 		want := "<p>" + open + refText(body, "origin.pub.example", "www.pub.example", "https", bareNever) + close + "<p>"
-		got, _ := rewriteInline(t, page, true, func(s string) *splitReader { return &splitReader{s: s, rng: rand.New(rand.NewSource(seed))} })
-		if got != want {
-			t.Fatalf("page %q:\n got %q\nwant %q", page, got, want)
+		saved := havePairVector
+		defer func() { havePairVector = saved }()
+		for _, on := range []bool{saved, false} {
+			havePairVector = on
+			got, _ := rewriteInline(t, page, true, func(s string) *splitReader { return &splitReader{s: s, rng: rand.New(rand.NewSource(seed))} })
+			if got != want {
+				t.Fatalf("vector search %v, page %q:\n got %q\nwant %q", on, page, got, want)
+			}
 		}
 	})
 }

@@ -169,7 +169,7 @@ func rewriteTextString(t *testing.T, in string, c textCase, src io.Reader) strin
 }
 
 // FuzzTextRewrite compares RewriteText, read in random splits, with
-// refText on the whole text.
+// refText on the whole text, with the vector name search and without.
 func FuzzTextRewrite(f *testing.F) {
 	for i, s := range textSeeds {
 		f.Add(s, int64(i), uint8(i))
@@ -177,9 +177,14 @@ func FuzzTextRewrite(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string, seed int64, which uint8) {
 		c := textCases[int(which)%len(textCases)]
 		want := refText(in, c.origin, "www.pub.example:8443", "https", c.bare())
-		got := rewriteTextString(t, in, c, &splitReader{s: in, rng: rand.New(rand.NewSource(seed))})
-		if got != want {
-			t.Fatalf("in %q (%+v):\n got %q\nwant %q", in, c, got, want)
+		saved := havePairVector
+		defer func() { havePairVector = saved }()
+		for _, on := range []bool{saved, false} {
+			havePairVector = on
+			got := rewriteTextString(t, in, c, &splitReader{s: in, rng: rand.New(rand.NewSource(seed))})
+			if got != want {
+				t.Fatalf("vector search %v, in %q (%+v):\n got %q\nwant %q", on, in, c, got, want)
+			}
 		}
 	})
 }
