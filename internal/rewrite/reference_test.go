@@ -75,9 +75,11 @@ func (ref *refRewriter) run(src io.Reader) error {
 			name, _ := z.TagName()
 			rawOpen = "" // inside raw text, only the element's own end tag is a tag
 			if string(name) == "body" && !ref.bodyEndDone {
-				ref.bodyEndDone = true
 				ref.stats.BodyEndFound = true
-				ref.bodyEnd()
+				if ref.stats.HeadFound { // the bids follow the ad slots
+					ref.bodyEndDone = true
+					ref.bodyEnd()
+				}
 			}
 			ref.write(raw)
 		default:

@@ -136,6 +136,9 @@ func TestHeadAndBodyInjection(t *testing.T) {
 		{"only first head", "<head><head></head>", "<head>[HEAD]<head></head>[BIDS]", true, false},
 		{"body end inside script", "<head><script>\"</body>\"</script></head></body>", "<head>[HEAD]<script>\"</body>\"</script></head>[BIDS]</body>", true, true},
 		{"body end in comment", "<head><!--</body>--></body>", "<head>[HEAD]<!--</body>-->[BIDS]</body>", true, true},
+		// FuzzTreeDifferential: the ad slots without their bids, unreported.
+		{"body end before head", "</body><head>", "</body><head>[HEAD][BIDS]", true, true},
+		{"body end before and after head", "</body><head></body>", "</body><head>[HEAD][BIDS]</body>", true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

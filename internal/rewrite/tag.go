@@ -152,12 +152,16 @@ func (rw *rewriter) endTagDone(raw []byte, closing string) {
 	}
 	// docs/behaviour.md, "SSAT injection": in MathML the bids script would
 	// be a MathML element, which never runs; the end of the page is tried
-	// instead.
+	// instead. The bids go only into pages that got the ad slots, so a
+	// </body> before the head injection ("</body><head>") is passed over
+	// too: the next </body>, or the end of the page, gets them.
 	if !rw.bodyEndDone && lookupName(raw[2:]) == atom.Body && !s.bidsBlockedByForeign() {
-		rw.bodyEndDone = true
 		rw.stats.BodyEndFound = true
-		rw.flush(s.tokStart)
-		rw.bodyEnd()
+		if rw.stats.HeadFound {
+			rw.bodyEndDone = true
+			rw.flush(s.tokStart)
+			rw.bodyEnd()
+		}
 	}
 }
 
