@@ -60,26 +60,37 @@ func entityTable(t *testing.T) map[string]string {
 	return table
 }
 
-// TestASCIIRefsAreTheTables: asciiRefs is exactly the named references of
-// the decoder's table, ended by ';', that decode to an ASCII character
-// other than & < > ".
+// TestASCIIRefsAreTheTables: isASCIIRef accepts exactly the named
+// references of the decoder's table, ended by ';', that decode to an ASCII
+// character other than & < > ": every name of the table is asked, and so
+// are near misses of each (a letter more, a letter less, the first
+// letter's case swapped) that the table does not hold.
 func TestASCIIRefsAreTheTables(t *testing.T) {
-	var want, got []string
-	for name, v := range entityTable(t) {
+	table := entityTable(t)
+	var wrong []string
+	accepted := 0
+	for name, v := range table {
 		if !strings.HasSuffix(name, ";") {
 			continue
 		}
-		if strings.ContainsFunc(v, func(r rune) bool { return r < 0x80 && !strings.ContainsRune(`&<>"`, r) }) {
-			want = append(want, strings.TrimSuffix(name, ";"))
+		name = strings.TrimSuffix(name, ";")
+		want := strings.ContainsFunc(v, func(r rune) bool { return r < 0x80 && !strings.ContainsRune(`&<>"`, r) })
+		if isASCIIRef([]byte(name)) != want {
+			wrong = append(wrong, fmt.Sprintf("%s: %v", name, !want))
+		}
+		if want {
+			accepted++
+		}
+		swapped := string(name[0]^0x20) + name[1:]
+		for _, miss := range []string{name + "x", name[:len(name)-1], swapped} {
+			if _, ok := table[miss+";"]; !ok && isASCIIRef([]byte(miss)) {
+				wrong = append(wrong, miss+": true, not in the table")
+			}
 		}
 	}
-	for name := range asciiRefs {
-		got = append(got, name)
-	}
-	sort.Strings(want)
-	sort.Strings(got)
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("asciiRefs = %v\nthe table's = %v", got, want)
+	sort.Strings(wrong)
+	if len(wrong) > 0 || accepted == 0 {
+		t.Fatalf("isASCIIRef disagrees with the table (%d accepted): %v", accepted, wrong)
 	}
 }
 

@@ -76,7 +76,9 @@ func (rw *rewriter) scanTag() bool {
 	}
 }
 
-// tagDone acts on the held tag, buf[tokStart:end], which is complete.
+// tagDone acts on the held tag, buf[tokStart:end], which is complete;
+// what follows it is text or raw text (textRegion, called last so that it
+// sees the mode the tag switched to).
 func (rw *rewriter) tagDone(end int) {
 	s := &rw.scanner
 	closing := s.closing
@@ -86,11 +88,17 @@ func (rw *rewriter) tagDone(end int) {
 		rw.oversize() // as if it had arrived in pieces: the output must not depend on reads
 		return
 	}
-	defer rw.textRegion(end) // what follows the tag is text or raw text
 	if s.endTag {
 		rw.endTagDone(raw, closing)
-		return
+	} else {
+		rw.startTagDone(raw, end)
 	}
+	rw.textRegion(end)
+}
+
+// startTagDone acts on a complete start tag, raw, which ends at end.
+func (rw *rewriter) startTagDone(raw []byte, end int) {
+	s := &rw.scanner
 	if s.urlValue >= 0 {
 		rw.checkURLValue(s.urlValue, end)
 	}

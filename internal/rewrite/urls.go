@@ -336,7 +336,7 @@ func (h *hostRewriter) rewritePlainValue(raw []byte, kind attrKind) ([]byte, boo
 // and holds none of & < > ", so only a reference that decodes to another
 // ASCII character may: a numeric one of 1 to 0x7F (0, 0x80-0x9F and
 // anything past U+10FFFF decode to other characters, WHATWG HTML
-// §13.2.5.80), or one of the named ones of asciiRefs, ended by ';'.
+// §13.2.5.80), or a named one that isASCIIRef accepts, ended by ';'.
 // Without the ';' only the legacy names decode (to U+00A0-U+00FF or
 // & < > "). An '&' that starts no reference stays as it is. So &nbsp;,
 // &#160; and the like, common in text, cost no decoding.
@@ -362,7 +362,7 @@ func (h *hostRewriter) refsMayMakeHost(raw []byte) bool {
 		for k < len(raw) && isAlnum(raw[k]) {
 			k++
 		}
-		if k > i && k < len(raw) && raw[k] == ';' && asciiRefs[string(raw[i:k])] {
+		if k > i && k < len(raw) && raw[k] == ';' && isASCIIRef(raw[i:k]) {
 			return true
 		}
 		i = k
@@ -401,18 +401,24 @@ func numericRef(raw []byte, i int) (v, end int) {
 	return v, i
 }
 
-// asciiRefs are the named character references (with their ';') that
-// decode to an ASCII character other than & < > ": those of Go's html
-// entity table, which unescapeAttr uses (TestASCIIRefsAreTheTables checks
-// the list against it).
-var asciiRefs = map[string]bool{
-	"DiacriticalGrave": true, "Hat": true, "NewLine": true, "Tab": true, "UnderBar": true,
-	"VerticalLine": true, "apos": true, "ast": true, "bne": true, "bsol": true, "colon": true,
-	"comma": true, "commat": true, "dollar": true, "equals": true, "excl": true, "fjlig": true,
-	"grave": true, "lbrace": true, "lbrack": true, "lcub": true, "lowbar": true, "lpar": true,
-	"lsqb": true, "midast": true, "num": true, "percnt": true, "period": true, "plus": true,
-	"quest": true, "rbrace": true, "rbrack": true, "rcub": true, "rpar": true, "rsqb": true,
-	"semi": true, "sol": true, "verbar": true, "vert": true,
+// isASCIIRef reports whether name is a named character reference (without
+// its ';') that decodes to an ASCII character other than & < > ": one of
+// Go's html entity table, which unescapeAttr uses
+// (TestASCIIRefsAreTheTables checks it against every name of the table).
+// A switch, not a map: most names asked about are amp, nbsp and the like,
+// and a switch on the string answers them without hashing.
+func isASCIIRef(name []byte) bool {
+	switch string(name) {
+	case "DiacriticalGrave", "Hat", "NewLine", "Tab", "UnderBar",
+		"VerticalLine", "apos", "ast", "bne", "bsol", "colon",
+		"comma", "commat", "dollar", "equals", "excl", "fjlig",
+		"grave", "lbrace", "lbrack", "lcub", "lowbar", "lpar",
+		"lsqb", "midast", "num", "percnt", "period", "plus",
+		"quest", "rbrace", "rbrack", "rcub", "rpar", "rsqb",
+		"semi", "sol", "verbar", "vert":
+		return true
+	}
+	return false
 }
 
 // simpleRefs reports whether every '&' in raw starts &amp;, &lt;, &gt; or
