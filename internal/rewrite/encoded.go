@@ -209,7 +209,7 @@ func prefixFold(t []byte, s string) bool {
 func (h *hostRewriter) encRun(sink textSink, v []byte, skip int, final bool) (consumed, nextSkip, changed int) {
 	last, i, pending := 0, skip, -1
 	if len(v) >= len(h.hostB) && skip < len(v) {
-		find := newHostFinder(v, h.hostB, h.rare, "2f")
+		find := newHostFinderPair(v, h.hostB, h.rare, h.pair, "2f")
 		for {
 			at := find.find(i)
 			if at < 0 {

@@ -181,7 +181,7 @@ func (rw *rewriter) searchName(from int) int {
 	c := &rw.names
 	h := &rw.hosts
 	if c.n != rw.n || from < c.asked {
-		*c = nameSearch{n: rw.n, f: newFoldFinder(rw.buf[:rw.n], h.hostB, h.rare)}
+		*c = nameSearch{n: rw.n, f: newFoldFinderPair(rw.buf[:rw.n], h.hostB, h.rare, h.pair)}
 	}
 	c.at, c.asked, c.upTo, c.clear = c.f.find(from), from, c.n, c.n
 	if c.at >= 0 {

@@ -140,7 +140,7 @@ type textSink interface{ write(p []byte) }
 // before any host not yet decided, so that no form before a host is cut
 // in two.
 func (h *hostRewriter) textRun(sink textSink, v []byte, kind attrKind, prev byte, skip int, final bool) (consumed, nextSkip, changed int) {
-	find := newHostFinder(v, h.hostB, h.rare, textPre(kind))
+	find := newHostFinderPair(v, h.hostB, h.rare, h.pair, textPre(kind))
 	return h.textRunWith(&find, sink, v, kind, prev, skip, final)
 }
 
@@ -320,10 +320,17 @@ func listHostFinder(s []byte, at []int, pre string) hostFinder {
 }
 
 func newHostFinder(s, name []byte, rare int, pre string) hostFinder {
+	return newHostFinderPair(s, name, rare, newPairFind(name, rare), pre)
+}
+
+// newHostFinderPair is newHostFinder with the name's pairFind made already
+// (hostRewriter.pair): most values and regions searched are short, and
+// picking the pair would cost more than searching them.
+func newHostFinderPair(s, name []byte, rare int, pair pairFind, pre string) hostFinder {
 	if pre != "" && !havePairVector {
 		return hostFinder{slash: true, sf: newPrefixFinder(s, name, pre)}
 	}
-	return hostFinder{ff: newFoldFinder(s, name, rare), pre: pre}
+	return hostFinder{ff: newFoldFinderPair(s, name, rare, pair), pre: pre}
 }
 
 func (f *hostFinder) find(from int) int {
@@ -474,6 +481,11 @@ type foldFinder struct {
 }
 
 func newFoldFinder(s, sub []byte, r int) foldFinder {
+	return newFoldFinderPair(s, sub, r, newPairFind(sub, r))
+}
+
+// newFoldFinderPair is newFoldFinder with sub's pairFind made already.
+func newFoldFinderPair(s, sub []byte, r int, pair pairFind) foldFinder {
 	lo := sub[r]
 	up := lo
 	if lo >= 'a' && lo <= 'z' {
@@ -485,7 +497,8 @@ func newFoldFinder(s, sub []byte, r int) foldFinder {
 		if up == lo {
 			f.nextUp = -1
 		}
-		f.pair = newPairFind(sub, r)
+		f.pair = pair
+		f.pair.disabled = !havePairVector
 	}
 	return f
 }

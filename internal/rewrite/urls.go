@@ -64,6 +64,7 @@ type hostRewriter struct {
 	enc  encRules   // the escaped forms of Options.Inline (encoded.go)
 	enc2 []byte     // scratch: their rewrite of a value
 	rare int        // rarestByte of name (text.go)
+	pair pairFind   // the pair search for name (pairfind.go)
 	sink appendSink // rewriteTextValue's output, kept to spare an allocation
 	// plainName: every byte of name is an ASCII host character, so no
 	// character reference without a semicolon (which decode to U+00A0–U+00FF
@@ -79,6 +80,10 @@ func (h *hostRewriter) reset(originHost, requestHost, scheme string) {
 	h.repl = append(append(append(h.repl[:0], scheme...), "://"...), requestHost...)
 	h.relAt, h.bareAt = len(scheme)+1, len(scheme)+3
 	h.rare = rarestByte(h.hostB)
+	h.pair = pairFind{}
+	if len(h.hostB) > 0 {
+		h.pair = newPairFind(h.hostB, h.rare)
+	}
 	h.esc = append(append(append(h.esc[:0], scheme...), `:\/\/`...), requestHost...)
 	h.plainName = true
 	for i := 0; i < len(h.name); i++ {
