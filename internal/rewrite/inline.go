@@ -99,18 +99,38 @@ func (rw *rewriter) flushInline(end int, final bool) {
 // escaped form begun before it, is left to go out as it is with what
 // follows: most regions are the white space between two tags, or text and
 // scripts that never name the origin, and they then cost one search and
-// no write of their own.
+// no write of their own. openTag, which runs at every tag, does the same
+// written out.
 func (rw *rewriter) endInline(end int) {
 	if rw.inl.kind == kindNone {
 		return
 	}
+	if rw.regionClear(end) {
+		rw.encs.skip, rw.inl.kind = 0, kindNone // what finish does to a stream that holds nothing
+		return
+	}
+	rw.endInlineSearch(end)
+}
+
+// regionClear reports that the region's rest before end names the origin
+// nowhere and no escaped form waits, as the last name search answers
+// without a call (nameIn's test).
+func (rw *rewriter) regionClear(end int) bool {
+	c := &rw.names
+	return len(rw.encs.tail) == 0 && max(rw.done, rw.inl.start) >= c.asked && end <= c.clear
+}
+
+// endInlineSearch is endInline past what the last name search answers.
+//
+//go:noinline
+func (rw *rewriter) endInlineSearch(end int) {
 	if from := max(rw.done, rw.inl.start); end > from && (len(rw.encs.tail) > 0 || rw.nameIn(from, end)) {
 		rw.flushInline(end, true)
 	}
 	if len(rw.encs.tail) > 0 {
 		rw.encs.finish()
 	}
-	rw.encs.skip = 0 // what finish does to a stream that holds nothing
+	rw.encs.skip = 0
 	rw.inl.kind = kindNone
 }
 
