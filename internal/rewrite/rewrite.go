@@ -303,7 +303,10 @@ func (rw *rewriter) rewriteAttrs(raw []byte, by valueFilter) []byte {
 		var nv []byte
 		var changed bool
 		if by == byNamePlain {
-			nv, changed = rw.hosts.rewritePlainValue(raw[a.valStart:a.valEnd], kind)
+			// The value is its own decoded text: the buffer's search knows
+			// where it names the origin.
+			names := rw.namesIn(rw.tokStart+a.valStart, rw.tokStart+a.valEnd)
+			nv, changed = rw.hosts.rewritePlainValue(raw[a.valStart:a.valEnd], kind, names)
 		} else {
 			nv, changed = rw.hosts.rewriteRawValue(raw[a.valStart:a.valEnd], a.quote, kind)
 		}

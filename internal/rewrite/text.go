@@ -252,11 +252,19 @@ type appendSink struct{ b []byte }
 
 func (s *appendSink) write(p []byte) { s.b = append(s.b, p...) }
 
-// rewriteTextValue is rewrite for the text kinds: a whole attribute value.
-func (h *hostRewriter) rewriteTextValue(dst, v []byte, kind attrKind) ([]byte, bool) {
+// rewriteTextValue is rewrite for the text kinds: a whole attribute value,
+// in which the origin's name begins at names when the caller knows
+// (rewriteAt).
+func (h *hostRewriter) rewriteTextValue(dst, v []byte, kind attrKind, names []int) ([]byte, bool) {
 	h.sink.b = dst
 	start := len(dst)
-	_, _, n := h.textRun(&h.sink, v, kind, 0, 0, true)
+	var n int
+	if len(names) > 0 {
+		find := listHostFinder(v, names, textPre(kind))
+		_, _, n = h.textRunWith(&find, &h.sink, v, kind, 0, 0, true)
+	} else {
+		_, _, n = h.textRun(&h.sink, v, kind, 0, 0, true)
+	}
 	out := h.sink.b
 	h.sink.b = nil
 	if n == 0 {

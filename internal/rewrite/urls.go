@@ -226,11 +226,19 @@ func (h *hostRewriter) match(v []byte, last, at int, kind attrKind) (from, to in
 // decoded attribute value, appending the result to dst. It reports whether
 // anything changed; when nothing did, dst is returned as it was.
 func (h *hostRewriter) rewrite(dst, v []byte, kind attrKind) ([]byte, bool) {
+	return h.rewriteAt(dst, v, kind, nil)
+}
+
+// rewriteAt is rewrite for a v in which the caller knows already where the
+// origin's name begins, in any letter case (names: every such offset, in
+// order), as rewriteAttrs does from the read buffer's search; with names
+// nil or empty it searches v.
+func (h *hostRewriter) rewriteAt(dst, v []byte, kind attrKind, names []int) ([]byte, bool) {
 	if len(h.hostB) == 0 {
 		return dst, false
 	}
 	start := len(dst)
-	out, changed := h.rewriteForms(dst, v, kind)
+	out, changed := h.rewriteForms(dst, v, kind, names)
 	if !h.enc.on {
 		return out, changed
 	}
@@ -246,18 +254,28 @@ func (h *hostRewriter) rewrite(dst, v []byte, kind attrKind) ([]byte, bool) {
 	return append(out[:start], enc...), true
 }
 
-// rewriteForms is rewrite without the escaped forms.
-func (h *hostRewriter) rewriteForms(dst, v []byte, kind attrKind) ([]byte, bool) {
+// rewriteForms is rewriteAt without the escaped forms.
+func (h *hostRewriter) rewriteForms(dst, v []byte, kind attrKind, names []int) ([]byte, bool) {
 	if isTextKind(kind) {
-		return h.rewriteTextValue(dst, v, kind)
+		return h.rewriteTextValue(dst, v, kind, names)
 	}
 	start, last, changed := len(dst), 0, false
+	listed := len(names) > 0
 	for i := 0; i < len(v); {
-		j := indexFold(v[i:], h.hostB)
-		if j < 0 {
+		var at int
+		if listed {
+			for len(names) > 0 && names[0] < i {
+				names = names[1:] // inside a host already replaced or passed
+			}
+			if len(names) == 0 {
+				break
+			}
+			at, names = names[0], names[1:]
+		} else if j := indexFold(v[i:], h.hostB); j >= 0 {
+			at = i + j
+		} else {
 			break
 		}
-		at := i + j
 		i = at + len(h.hostB)
 		from, to, repl, ok := h.match(v, last, at, kind)
 		if !ok {
@@ -294,7 +312,7 @@ func (h *hostRewriter) rewriteRawValue(raw []byte, quote byte, kind attrKind) ([
 		if !hasHost {
 			return nil, false // the common case, without allocating
 		}
-		return h.rewritePlainValue(raw, kind)
+		return h.rewritePlainValue(raw, kind, nil)
 	}
 	// A value with '&' whose raw bytes do not name the host can name it
 	// once decoded only through a character reference that produces part
@@ -330,8 +348,8 @@ func (h *hostRewriter) rewriteRawValue(raw []byte, quote byte, kind attrKind) ([
 // rewritePlainValue is rewriteRawValue for a raw value without '&': its
 // bytes are its decoded value, and host names introduce no character that
 // needs escaping.
-func (h *hostRewriter) rewritePlainValue(raw []byte, kind attrKind) ([]byte, bool) {
-	out, changed := h.rewrite(h.val[:0], raw, kind)
+func (h *hostRewriter) rewritePlainValue(raw []byte, kind attrKind, names []int) ([]byte, bool) {
+	out, changed := h.rewriteAt(h.val[:0], raw, kind, names)
 	h.val = out
 	return out, changed
 }
