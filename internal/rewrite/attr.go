@@ -15,9 +15,20 @@ type attr struct {
 	hasValue           bool
 }
 
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f'
-}
+// isSpace reports whether c is HTML white space (WHATWG "ASCII
+// whitespace", which is what the tokenizer's attribute states skip).
+func isSpace(c byte) bool { return tagClass[c] == clSpace }
+
+// The attribute grammar's loops test the tag scanner's class of a byte
+// (states.go), one table entry a byte instead of four or five compares:
+// clSpace, clSlash and clEquals are 1, 2 and 3.
+
+// spaceOrSlash reports whether c is white space or '/'.
+func spaceOrSlash(c byte) bool { return tagClass[c]-clSpace < 2 }
+
+// endsAttrName reports whether c ends an attribute name: white space, '/'
+// or '='.
+func endsAttrName(c byte) bool { return tagClass[c]-clSpace < 3 }
 
 // tagName returns the name of a raw start or end tag ("<Head ...>" → "Head").
 func tagName(raw []byte) []byte {
@@ -26,11 +37,7 @@ func tagName(raw []byte) []byte {
 		i++
 	}
 	start := i
-	for i < len(raw) {
-		c := raw[i]
-		if isSpace(c) || c == '/' || c == '>' {
-			break
-		}
+	for i < len(raw) && !endsName[raw[i]] {
 		i++
 	}
 	return raw[start:i]
@@ -45,7 +52,7 @@ func scanAttrs(raw []byte, dst []attr) []attr {
 		n-- // the closing '>' is never part of an attribute
 	}
 	for {
-		for i < n && (isSpace(raw[i]) || raw[i] == '/') {
+		for i < n && spaceOrSlash(raw[i]) {
 			i++
 		}
 		if i >= n {
@@ -55,7 +62,7 @@ func scanAttrs(raw []byte, dst []attr) []attr {
 		a.nameStart = i
 		// An '=' as the first character belongs to the name (WHATWG 13.2.5.32).
 		i++
-		for i < n && !isSpace(raw[i]) && raw[i] != '/' && raw[i] != '=' {
+		for i < n && !endsAttrName(raw[i]) {
 			i++
 		}
 		a.nameEnd = i

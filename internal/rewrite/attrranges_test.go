@@ -140,3 +140,16 @@ func FuzzAttrRanges(f *testing.F) {
 		})
 	})
 }
+
+// TestAttrByteClasses: the attribute grammar's byte tests, which read the
+// tag scanner's class table, are the WHATWG sets they stand for, for every
+// byte.
+func TestAttrByteClasses(t *testing.T) {
+	for c := range 256 {
+		b := byte(c)
+		space := b == ' ' || b == '\n' || b == '\r' || b == '\t' || b == '\f'
+		if isSpace(b) != space || spaceOrSlash(b) != (space || b == '/') || endsAttrName(b) != (space || b == '/' || b == '=') {
+			t.Errorf("byte %#x: isSpace %v, spaceOrSlash %v, endsAttrName %v", b, isSpace(b), spaceOrSlash(b), endsAttrName(b))
+		}
+	}
+}

@@ -40,7 +40,7 @@ const (
 // Character classes of the tag states.
 const (
 	clOther = iota
-	clSpace
+	clSpace // clSpace, clSlash and clEquals stay 1, 2 and 3 (attr.go)
 	clSlash
 	clEquals
 	clGT
