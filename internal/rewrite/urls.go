@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 )
 
@@ -381,6 +382,14 @@ func (h *hostRewriter) refsMayMakeHost(raw []byte) bool {
 			i = k
 			continue
 		}
+		if len(raw)-i >= 4 {
+			// &amp; and &quot; are most of the references in tags
+			// (query strings, JSON in data attributes), and neither can.
+			if w := binary.LittleEndian.Uint32(raw[i:]); w == ampWord || w == quotWord && len(raw)-i > 4 && raw[i+4] == ';' {
+				i += 4
+				continue
+			}
+		}
 		k := i
 		for k < len(raw) && isAlnum(raw[k]) {
 			k++
@@ -392,6 +401,12 @@ func (h *hostRewriter) refsMayMakeHost(raw []byte) bool {
 	}
 	return false
 }
+
+// ampWord and quotWord are "amp;" and "quot" read as little-endian words.
+const (
+	ampWord  = uint32('a') | uint32('m')<<8 | uint32('p')<<16 | uint32(';')<<24
+	quotWord = uint32('q') | uint32('u')<<8 | uint32('o')<<16 | uint32('t')<<24
+)
 
 // numericRef reads the digits of a numeric character reference from
 // raw[i:] (after "&#"): its value, saturated past U+10FFFF, or -1 when no
