@@ -182,36 +182,49 @@ func (rw *rewriter) endTagDone(raw []byte, closing string) {
 }
 
 // lookupName returns the atom of the tag name that starts name, in any
-// ASCII case, for the names the scanner acts on (head, body, the raw-text
-// elements, svg and math), and 0 for most others.
+// ASCII case, for the names the scanner acts on (actedNames), and 0 for
+// every other. name runs at least to the tag's '>'.
 func lookupName(name []byte) atom.Atom {
-	if !mayStartName[name[0]] {
-		return 0 // a, div, li, link, meta, ul, ...: spare the length loop
-	}
-	var lower [len("plaintext")]byte
-	n := 0
-	for n <= len(lower) && !endsName[name[n]] {
-		n++
-	}
-	if !nameMayMatter(name[0]|0x20, n) {
-		return 0 // most tags: a, div, span, img, li, meta, ...
-	}
-	for k, c := range name[:n] {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+	for _, c := range namesByFirst[name[0]] {
+		if hasNameFold(name, c.name) {
+			return c.a
 		}
-		lower[k] = c
 	}
-	return atom.Lookup(lower[:n])
+	return 0 // a, div, span, li, ...: most first letters have no candidate
 }
 
-// mayStartName is the first letters, in either case, of the names
-// lookupName is for (see nameMayMatter).
-var mayStartName = func() (m [256]bool) {
-	for _, c := range []byte("xhbstinpm") {
-		m[c], m[c-('a'-'A')] = true, true
+// hasNameFold reports whether name begins with the tag name want (lower
+// case letters), in any ASCII case, ended there. A mismatch stops the
+// compare before name's end, which is the tag's '>'.
+func hasNameFold(name []byte, want string) bool {
+	for k := 1; k < len(want); k++ {
+		if name[k]|0x20 != want[k] {
+			return false
+		}
 	}
-	return m
+	return endsName[name[len(want)]]
+}
+
+// actedNames are the elements the scanner acts on by name: head and body
+// (the injections), meta (the charset), svg and math (foreign content),
+// and the raw-text elements.
+var actedNames = []atom.Atom{atom.Head, atom.Body, atom.Meta, atom.Svg, atom.Math,
+	atom.Script, atom.Style, atom.Xmp, atom.Iframe, atom.Noembed, atom.Noframes,
+	atom.Noscript, atom.Textarea, atom.Title, atom.Plaintext}
+
+type actedName struct {
+	name string
+	a    atom.Atom
+}
+
+// namesByFirst is actedNames by their first letter, in either case.
+var namesByFirst = func() (t [256][]actedName) {
+	for _, a := range actedNames {
+		n := a.String()
+		t[n[0]] = append(t[n[0]], actedName{n, a})
+		t[n[0]-('a'-'A')] = append(t[n[0]-('a'-'A')], actedName{n, a})
+	}
+	return t
 }()
 
 // endsName is the bytes that end a tag name.
@@ -221,28 +234,6 @@ var endsName = func() (e [256]bool) {
 	}
 	return e
 }()
-
-// nameMayMatter reports whether a name of length n starting with first may
-// be one lookupName is for, to spare the hash lookup for the others.
-func nameMayMatter(first byte, n int) bool {
-	switch n {
-	case 3:
-		return first == 'x' || first == 's' // xmp, svg
-	case 4:
-		return first == 'h' || first == 'b' || first == 'm' // head, body, math
-	case 5:
-		return first == 's' || first == 't' // style, title
-	case 6:
-		return first == 's' || first == 'i' // script, iframe
-	case 7:
-		return first == 'n' // noembed
-	case 8:
-		return first == 'n' || first == 't' // noframes, noscript, textarea
-	case 9:
-		return first == 'p' // plaintext
-	}
-	return false
-}
 
 // checkURLValue notes whether buf[from:to], which holds the value of an
 // attribute that urlAttrName accepted, names the origin host or holds a
