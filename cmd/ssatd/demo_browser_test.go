@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
-	"errors"
 	"io"
 	"log"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/ssatd/ssatd/internal/demo"
+	"github.com/ssatd/ssatd/internal/measure"
 	"github.com/ssatd/ssatd/internal/testutil"
 )
 
@@ -60,45 +60,19 @@ type renderedPage struct {
 }
 
 // startBrowser starts headless Chromium, with extra flags, for the rest of
-// the test.
+// the test, as measure -browser starts it (measure.StartChromium: the same
+// flags, and a failed launch, which says nothing of the demo, tried again).
 func startBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	bin := testutil.RequireTool(t, "chromium", "chromium-browser", "google-chrome")
-	opts := append([]chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.WindowSize(1280, 1000),
-	}, extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	// As measure -browser does (internal/measure, startBrowser): on a
-	// loaded machine Chromium now and then exits during start-up, which
-	// says nothing of the demo, so a failed launch is tried again.
-	var errs []error
-	for range 3 {
-		allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(opts, chromedp.UserDataDir(t.TempDir()))...)
-		browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-		if err := chromedp.Do(browserCtx); err != nil {
-			cancelBrowser()
-			cancelAlloc()
-			errs = append(errs, err)
-			continue
-		}
-		t.Cleanup(cancelAlloc)
-		t.Cleanup(cancelBrowser)
-		return browserCtx
+	browserCtx, _, stop, err := measure.StartChromium(ctx, bin, extra...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("starting %s, 3 times: %v", bin, errors.Join(errs...))
-	return nil
+	t.Cleanup(stop)
+	return browserCtx
 }
 
 // TestDemoInBrowser loads the demo pages in headless Chromium through both

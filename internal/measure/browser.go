@@ -177,7 +177,11 @@ func Browse(ctx context.Context, proxyURL, path, host string, o BrowserOptions) 
 		return nil, fmt.Errorf("-proxy %q is not an http(s) URL", proxyURL)
 	}
 	mapped, rule := browserHost(base, host)
-	browserCtx, product, stop, err := startBrowser(ctx, o.ExecPath, rule)
+	var extra []chromedp.ExecAllocatorOption
+	if rule != "" {
+		extra = append(extra, chromedp.Flag("host-resolver-rules", rule))
+	}
+	browserCtx, product, stop, err := StartChromium(ctx, o.ExecPath, extra...)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +222,7 @@ func Browse(ctx context.Context, proxyURL, path, host string, o BrowserOptions) 
 	return run, nil
 }
 
-// browserStarts is how many times startBrowser launches Chromium before
+// browserStarts is how many times StartChromium launches Chromium before
 // it gives up. On a loaded machine Chromium now and then exits during
 // start-up with nothing but its crash handler's warnings on stderr (seen
 // beside `go test -race` of other packages); a launch that fails says
@@ -226,14 +230,17 @@ func Browse(ctx context.Context, proxyURL, path, host string, o BrowserOptions) 
 // retried.
 const browserStarts = 3
 
-// startBrowser launches Chromium with chromiumFlags in a new profile
-// directory and asks for its version. stop closes it, waits for the
-// process and removes the directory, so that nothing outlives the
-// measurement.
-func startBrowser(ctx context.Context, bin, rule string) (browserCtx context.Context, product string, stop func(), err error) {
+// StartChromium launches the headless Chromium at bin with chromiumFlags
+// and extra after them, in a new profile directory, and asks for its
+// version (product). A launch that fails is tried again, browserStarts
+// times in all. stop closes the browser, waits for the process and removes
+// the directory, so that nothing outlives the measurement. The demo's
+// browser tests start Chromium through it too, so that both launch it one
+// way.
+func StartChromium(ctx context.Context, bin string, extra ...chromedp.ExecAllocatorOption) (browserCtx context.Context, product string, stop func(), err error) {
 	var errs []error
 	for range browserStarts {
-		browserCtx, product, stop, err = startBrowserOnce(ctx, bin, rule)
+		browserCtx, product, stop, err = startBrowserOnce(ctx, bin, extra)
 		if err == nil || ctx.Err() != nil {
 			return browserCtx, product, stop, err
 		}
@@ -242,12 +249,12 @@ func startBrowser(ctx context.Context, bin, rule string) (browserCtx context.Con
 	return nil, "", nil, fmt.Errorf("starting %s, %d times: %w", bin, browserStarts, errors.Join(errs...))
 }
 
-func startBrowserOnce(ctx context.Context, bin, rule string) (context.Context, string, func(), error) {
+func startBrowserOnce(ctx context.Context, bin string, extra []chromedp.ExecAllocatorOption) (context.Context, string, func(), error) {
 	dir, err := os.MkdirTemp("", "ssatd-measure-chromium-")
 	if err != nil {
 		return nil, "", nil, err
 	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, chromiumFlags(bin, dir, rule)...)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromiumFlags(bin, dir), extra...)...)
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
 	stop := func() {
 		_ = chromedp.Cancel(browserCtx)
@@ -286,7 +293,7 @@ func browserHost(base *url.URL, host string) (string, string) {
 // time: no first-run or background work, no QUIC (a fresh context has no
 // Alt-Svc to upgrade with), and no HTTPS-Upgrades (an http:// navigation
 // to a mapped name must not try https first).
-func chromiumFlags(bin, dir, rule string) []chromedp.ExecAllocatorOption {
+func chromiumFlags(bin, dir string) []chromedp.ExecAllocatorOption {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin),
 		chromedp.Headless,
@@ -305,9 +312,6 @@ func chromiumFlags(bin, dir, rule string) []chromedp.ExecAllocatorOption {
 	// Chromium refuses to start as root with its sandbox on.
 	if os.Geteuid() == 0 {
 		opts = append(opts, chromedp.NoSandbox)
-	}
-	if rule != "" {
-		opts = append(opts, chromedp.Flag("host-resolver-rules", rule))
 	}
 	return opts
 }

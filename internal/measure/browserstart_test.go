@@ -34,16 +34,16 @@ func flakyChromium(t *testing.T, real string, n int) (string, func() int) {
 	}
 }
 
-// TestStartBrowserRetriesAFailedLaunch: a Chromium that exits during
+// TestStartChromiumRetriesAFailedLaunch: a Chromium that exits during
 // start-up is launched again, and the measurement goes on with the one that
 // starts; one that never starts is an error naming every attempt.
-func TestStartBrowserRetriesAFailedLaunch(t *testing.T) {
+func TestStartChromiumRetriesAFailedLaunch(t *testing.T) {
 	real := testutil.RequireTool(t, "chromium", "chromium-browser", "google-chrome")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
 	bin, launches := flakyChromium(t, real, 2)
-	_, product, stop, err := startBrowser(ctx, bin, "")
+	_, product, stop, err := StartChromium(ctx, bin)
 	if err != nil {
 		t.Fatalf("a Chromium that fails its first two launches: %v", err)
 	}
@@ -56,7 +56,7 @@ func TestStartBrowserRetriesAFailedLaunch(t *testing.T) {
 	}
 
 	bin, launches = flakyChromium(t, real, 9)
-	_, _, _, err = startBrowser(ctx, bin, "")
+	_, _, _, err = StartChromium(ctx, bin)
 	if err == nil {
 		t.Fatalf("a launch that always fails started")
 	}
