@@ -82,7 +82,7 @@ func (h *hostRewriter) matchEncoded(v []byte, last, at int, final bool) (m encMa
 	prefix := v[last:at]
 	m.family = -1
 	for k, f := range encFamilies {
-		if endsWithFold(prefix, f.sep) {
+		if endsWithEsc(prefix, f.sep) {
 			m.family = k
 			break
 		}
@@ -95,7 +95,7 @@ func (h *hostRewriter) matchEncoded(v []byte, last, at int, final bool) (m encMa
 	form := formRelative
 	for _, c := range f.colons {
 		before := v[last:m.from]
-		if !endsWithFold(before, c) {
+		if !endsWithEsc(before, c) {
 			continue
 		}
 		before = before[:len(before)-len(c)]
@@ -187,18 +187,28 @@ func prefixOfPattern(t []byte, scheme, colon, sep string, name []byte) bool {
 	return equalFoldLower(t, name[:len(t)])
 }
 
-// prefixFold reports whether t is, in any letter case, a prefix of the
-// lower-case s.
+// prefixFold reports whether t is a prefix of the lower-case escape s in
+// any letter case, but for the letter after a backslash: JavaScript and
+// JSON write the \u of an escape in lower case, and "\U002F" is no escape
+// but the text U002F (ECMA-262, "String Literals"; RFC 8259 §7). Hex
+// digits may be in either case there, as in percent-encoding (RFC 3986
+// §2.1).
 func prefixFold(t []byte, s string) bool {
 	if len(t) > len(s) {
 		return false
 	}
 	for i, c := range t {
-		if lower(c) != s[i] {
+		if lower(c) != s[i] || i > 0 && s[i-1] == '\\' && c != s[i] {
 			return false
 		}
 	}
 	return true
+}
+
+// endsWithEsc reports whether t ends with the escape s, as prefixFold
+// compares.
+func endsWithEsc(t []byte, s string) bool {
+	return len(t) >= len(s) && prefixFold(t[len(t)-len(s):], s)
 }
 
 // encRun applies the escaped forms to v, which continues a text whose

@@ -89,6 +89,42 @@ func TestInlineRules(t *testing.T) {
 	}
 }
 
+// TestInlineEscapedForms: origin URLs whose "://" is percent-encoded
+// (once or twice) or written with JavaScript's \u escapes get the request
+// host in the same escape; hex digits in either case, and the \u only in
+// lower case: "\U002F" is the text U002F, no escape (ECMA-262, "String
+// Literals"; RFC 8259 §7).
+func TestInlineEscapedForms(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"share link", `<a href="https://s.example/share?u=https%3A%2F%2Forigin.pub.example%2Fa">`,
+			`<a href="https://s.example/share?u=https%3A%2F%2Fwww.pub.example%2Fa">`},
+		{"lower-case hex", `<p>u=http%3a%2f%2fOrigin.pub.example%2fa</p>`, `<p>u=https%3a%2f%2fwww.pub.example%2fa</p>`},
+		{"percent-encoded twice", `<img data-u="https%253A%252F%252Forigin.pub.example%252F">`,
+			`<img data-u="https%253A%252F%252Fwww.pub.example%252F">`},
+		{"javascript escapes", `<script>u="https:\u002F\u002Forigin.pub.example\u002Fa"</script>`,
+			`<script>u="https:\u002F\u002Fwww.pub.example\u002Fa"</script>`},
+		{"escaped colon", `<script>u="https\u003a\u002f\u002forigin.pub.example"</script>`,
+			`<script>u="https\u003a\u002f\u002fwww.pub.example"</script>`},
+		{"upper-case U is no escape", `<script>u="https:\U002F\U002Forigin.pub.example"</script>`,
+			`<script>u="https:\U002F\U002Forigin.pub.example"</script>`},
+		{"upper-case U in the colon", `<script>u="https\U003a\u002f\u002forigin.pub.example"</script>`,
+			`<script>u="https\U003a\u002f\u002fwww.pub.example"</script>`},
+		{"another host", `<p>u=https%3A%2F%2Forigin.pub.example.evil%2F</p>`, `<p>u=https%3A%2F%2Forigin.pub.example.evil%2F</p>`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for seed := int64(-1); seed < 20; seed++ {
+				var split func(string) *splitReader
+				if seed >= 0 {
+					split = func(s string) *splitReader { return &splitReader{s: s, rng: rand.New(rand.NewSource(seed))} }
+				}
+				if got, _ := rewriteInline(t, tc.in, true, split); got != tc.want {
+					t.Fatalf("reads %d: got  %q\nwant %q", seed, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
 // TestInlineCountsForOriginHost: a page that names the origin only in a
 // script is not a page without the origin host.
 func TestInlineCountsForOriginHost(t *testing.T) {

@@ -33,6 +33,18 @@ var refEscapes = []struct {
 	{`\u002f\u002f`, `\u003a`, strings.NewReplacer()},
 }
 
+// refEscLetters reports whether the escape esc, found in the lower-cased
+// text at at, has in text itself the letter after each backslash as esc
+// has it: "\U002F" is not the escape "\u002F".
+func refEscLetters(text string, at int, esc string) bool {
+	for i := 1; i < len(esc); i++ {
+		if esc[i-1] == '\\' && text[at+i] != esc[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // refInline applies the inline rules to text and reports how many origin
 // references it replaced. With plain false only the escaped forms apply
 // (after the URL rules of an href, src, action or srcset value).
@@ -69,7 +81,7 @@ func (r refRules) refInline(text string, plain bool) (string, int) {
 			}
 		}
 		for _, e := range refEscapes {
-			if found || !strings.HasSuffix(before, e.slashes) {
+			if found || !strings.HasSuffix(before, e.slashes) || !refEscLetters(text, at-len(e.slashes), e.slashes) {
 				continue
 			}
 			found, portColon = true, e.colon
@@ -78,7 +90,7 @@ func (r refRules) refInline(text string, plain bool) (string, int) {
 			repl = text[from:at] + host
 			for _, c := range []string{e.colon, ":"} {
 				for _, s := range []string{"https", "http"} {
-					if scheme == "" && strings.HasSuffix(low[last:from], s+c) {
+					if scheme == "" && strings.HasSuffix(low[last:from], s+c) && refEscLetters(text, from-len(c), c) {
 						scheme = s
 						from -= len(s + c)
 						repl = r.scheme + text[from+len(s):at] + host
@@ -89,7 +101,7 @@ func (r refRules) refInline(text string, plain bool) (string, int) {
 		if !found {
 			continue
 		}
-		end, ok := r.refPortEnd(low, at+len(r.host), scheme, portColon)
+		end, ok := r.refPortEnd(text, low, at+len(r.host), scheme, portColon)
 		if !ok {
 			continue
 		}
@@ -109,9 +121,9 @@ func (r refRules) refInline(text string, plain bool) (string, int) {
 // port (after ':' or the escaped colon) that keeps it the origin, and then
 // a byte that cannot continue a host name. It returns where the reference
 // ends.
-func (r refRules) refPortEnd(low string, end int, scheme, escColon string) (int, bool) {
+func (r refRules) refPortEnd(text, low string, end int, scheme, escColon string) (int, bool) {
 	for _, c := range []string{":", escColon} {
-		if !strings.HasPrefix(low[end:], c) {
+		if !strings.HasPrefix(low[end:], c) || !refEscLetters(text, end, c) {
 			continue
 		}
 		p := end + len(c)
