@@ -29,8 +29,8 @@ var encFamilies = [...]encFamily{
 }
 
 // encMaxPrefix is the longest scheme and separator before a host:
-// "https%253a%252f%252f".
-const encMaxPrefix = len("https%253a%252f%252f")
+// "https\u003a\u002f\u002f".
+const encMaxPrefix = len(`https\u003a\u002f\u002f`)
 
 // encRules are the escaped forms for one origin: the request host in each
 // family's escape.
@@ -137,7 +137,10 @@ func (h *hostRewriter) matchEncoded(v []byte, last, at int, final bool) (m encMa
 		if !final {
 			return encMatch{more: true}
 		}
-	} else if !endsText(v[to]) {
+	} else if !endsText(v[to]) || v[to] == 0 {
+		return encMatch{} // a NUL right after: see nulBefore
+	}
+	if !m.scheme && nulBefore(v, m.from, nulWindow) {
 		return encMatch{}
 	}
 	m.to, m.ok = to, true
@@ -253,7 +256,7 @@ func (h *hostRewriter) encRun(sink textSink, v []byte, skip int, final bool) (co
 	if pending >= 0 {
 		cut = pending - encMaxPrefix
 	} else {
-		cut = h.encHoldFrom(v, len(v)-len(h.hostB)+1-encMaxPrefix)
+		cut = h.encHoldFrom(v, len(v)-len(h.hostB)+1-encMaxPrefix) - nulWindow
 	}
 	consumed, nextSkip = keepTail(sink, v, last, i, cut)
 	return consumed, nextSkip, changed

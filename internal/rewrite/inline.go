@@ -66,7 +66,8 @@ func (rw *rewriter) flushInline(end int, final bool) {
 	if !final && len(rw.encs.tail) == 0 && !rw.nameIn(rw.done, end) {
 		// No origin name in v: only a tail that may begin one waits.
 		cut := min(rw.hosts.holdFrom(v, len(v)-len(rw.hosts.hostB)+1-textLookbehind),
-			rw.hosts.encHoldFrom(v, len(v)-len(rw.hosts.hostB)+1-encMaxPrefix))
+			rw.hosts.encHoldFrom(v, len(v)-len(rw.hosts.hostB)+1-encMaxPrefix)) - nulWindow
+		cut = max(cut, 0)
 		rw.write(v[:cut])
 		rw.inl.skip = 0
 		if cut > 0 {

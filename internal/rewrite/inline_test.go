@@ -125,6 +125,39 @@ func TestInlineEscapedForms(t *testing.T) {
 	}
 }
 
+// TestInlineNULLeavesReference: the parser drops a NUL from a page's
+// text (and makes it U+FFFD elsewhere), so a NUL right after an origin
+// reference, or where the scheme of a relative one would be, leaves the
+// reference as it is (nulBefore), however the page arrives; one further
+// away changes nothing.
+func TestInlineNULLeavesReference(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"after the host", "<p>//origin.pub.example\x00y</p>", "<p>//origin.pub.example\x00y</p>"},
+		{"after the port", "<p>https://origin.pub.example:443\x00/</p>", "<p>https://origin.pub.example:443\x00/</p>"},
+		{"in the scheme", "<p>htt\x00p://origin.pub.example/</p>", "<p>htt\x00p://origin.pub.example/</p>"},
+		{"after the scheme", "<p>http:\x00//origin.pub.example/</p>", "<p>http:\x00//origin.pub.example/</p>"},
+		{"at the page's start", "\x00//origin.pub.example", "\x00//origin.pub.example"},
+		{"escaped scheme", "<p>ht\x00tps\\u003a\\u002f\\u002forigin.pub.example</p>", "<p>ht\x00tps\\u003a\\u002f\\u002forigin.pub.example</p>"},
+		{"percent-encoded", "<p>http\x00%3A%2F%2Forigin.pub.example%2F</p>", "<p>http\x00%3A%2F%2Forigin.pub.example%2F</p>"},
+		{"attribute", `<a data-u="//origin.pub.example` + "\x00" + `">`, `<a data-u="//origin.pub.example` + "\x00" + `">`},
+		{"before a scheme form", "<p>\x00https://origin.pub.example/</p>", "<p>\x00https://www.pub.example/</p>"},
+		{"further on", "<p>//origin.pub.example/\x00</p>", "<p>//www.pub.example/\x00</p>"},
+		{"far before", "<p>\x00 and so on, then //origin.pub.example/</p>", "<p>\x00 and so on, then //www.pub.example/</p>"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for seed := int64(-1); seed < 30; seed++ {
+				var split func(string) *splitReader
+				if seed >= 0 {
+					split = func(s string) *splitReader { return &splitReader{s: s, rng: rand.New(rand.NewSource(seed))} }
+				}
+				if got, _ := rewriteInline(t, tc.in, true, split); got != tc.want {
+					t.Fatalf("reads %d: got  %q\nwant %q", seed, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
 // TestInlineCountsForOriginHost: a page that names the origin only in a
 // script is not a page without the origin host.
 func TestInlineCountsForOriginHost(t *testing.T) {

@@ -101,6 +101,12 @@ func (r refRules) refInline(text string, plain bool) (string, int) {
 		if !found {
 			continue
 		}
+		// A NUL, which the page's DOM drops or replaces, among the eleven
+		// bytes before a relative reference (where "https\u003a" would be)
+		// leaves it as it is.
+		if scheme == "" && strings.Contains(text[max(0, from-11):from], "\x00") {
+			continue
+		}
 		end, ok := r.refPortEnd(text, low, at+len(r.host), scheme, portColon)
 		if !ok {
 			continue
@@ -139,12 +145,12 @@ func (r refRules) refPortEnd(text, low string, end int, scheme, escColon string)
 			return 0, false
 		}
 		end = q
-		return end, end == len(low) || !strings.ContainsRune("abcdefghijklmnopqrstuvwxyz0123456789-._:", rune(low[end]))
+		return end, end == len(low) || !strings.ContainsRune("\x00abcdefghijklmnopqrstuvwxyz0123456789-._:", rune(low[end]))
 	}
 	if r.port != "" {
 		return 0, false
 	}
-	return end, end == len(low) || !strings.ContainsRune("abcdefghijklmnopqrstuvwxyz0123456789-._:", rune(low[end]))
+	return end, end == len(low) || !strings.ContainsRune("\x00abcdefghijklmnopqrstuvwxyz0123456789-._:", rune(low[end]))
 }
 
 // refTextTokenRewritten reports whether the text rules apply to a token's

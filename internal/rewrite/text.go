@@ -40,6 +40,11 @@ const (
 	// textLookbehind is the longest form before the host, "https:\/\/":
 	// a match starts at most this many bytes before the host name.
 	textLookbehind = len(`https:\/\/`)
+	// nulWindow is the bytes before a relative reference where a NUL
+	// leaves it as it is (nulBefore): a scheme and its colon, the longest
+	// "https\u003a". Every tail kept for a reference not decided yet
+	// holds them.
+	nulWindow = len(`https\u003a`)
 	// maxPortDigits: a port written with this many digits is no port of
 	// the rules (portOK compares with at most five), so the decision never
 	// needs more of the text.
@@ -99,6 +104,9 @@ func (h *hostRewriter) matchText(v []byte, last, at int, kind attrKind, prev byt
 		}
 		f, from, repl = formBare, at, h.repl[h.bareAt:]
 	}
+	if kind == kindContent && f == formRelative && nulBefore(v, from, nulWindow) {
+		return 0, 0, nil, false, false
+	}
 	to = at + len(h.hostB)
 	if to < len(v) && v[to] == ':' {
 		p := to + 1
@@ -123,7 +131,22 @@ func (h *hostRewriter) matchText(v []byte, last, at int, kind attrKind, prev byt
 		}
 		return from, to, repl, true, false
 	}
+	if kind == kindContent && v[to] == 0 {
+		return 0, 0, nil, false, false // see nulBefore
+	}
 	return from, to, repl, endsText(v[to]), false
+}
+
+// nulBefore reports a NUL among the n bytes of v before i. Inside a page
+// the tree builder drops a NUL from text, and a comment, raw text or an
+// attribute value gets U+FFFD for it (WHATWG HTML §13.2.5, §13.2.6.4.7),
+// so that the visitor's DOM may join what the bytes keep apart:
+// "//origin.example\x00y" is the host origin.exampley there, and
+// "http:\x00//origin.example" a URL with a scheme. A reference with a NUL
+// right after it, or a relative one with a NUL among the nulWindow bytes
+// where a scheme would be, is left as it is.
+func nulBefore(v []byte, i, n int) bool {
+	return bytes.IndexByte(v[max(0, i-n):i], 0) >= 0
 }
 
 // textSink takes the output of textRun.
@@ -191,6 +214,9 @@ func (h *hostRewriter) textRunWith(find *hostFinder, sink textSink, v []byte, ki
 		// that may begin one is kept, so that a text that names no origin
 		// streams as it arrives.
 		cut = h.holdFrom(v, len(v)-len(h.hostB)+1-textLookbehind)
+		if kind == kindContent {
+			cut -= nulWindow // the bytes nulBefore reads
+		}
 	}
 	consumed, nextSkip = keepTail(sink, v, last, i, cut)
 	return consumed, nextSkip, changed

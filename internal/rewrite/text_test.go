@@ -96,6 +96,12 @@ func refText(text, origin, reqHost, scheme string, bare int) string {
 		if to < len(text) && (hostChar(text[to]) || text[to] == ':') {
 			continue
 		}
+		// Inside pages a NUL right after the reference, or among the eleven
+		// bytes before a relative one, leaves it as it is: the DOM drops or
+		// replaces the NUL.
+		if bare == bareNever && (to < len(text) && text[to] == 0 || sch == "" && strings.Contains(text[max(0, from-11):from], "\x00")) {
+			continue
+		}
 		out.WriteString(text[last:from])
 		out.WriteString(repl)
 		last, i = to, to
