@@ -158,10 +158,11 @@ type textSink interface{ write(p []byte) }
 // Unless final (v ends the text), it keeps back a tail that a later byte
 // may make part of a match, and returns how much of v it consumed and the
 // skip of the next call: the caller passes v[consumed:] again, followed by
-// more text. The tail is shorter than textLookbehind+textLookahead, and it
-// starts either where a replacement ended or at least textLookbehind bytes
-// before any host not yet decided, so that no form before a host is cut
-// in two.
+// more text. The tail is shorter than textLookbehind+textLookahead (and,
+// inside a page, nulWindow more), and it starts either where a replacement
+// ended or at least textLookbehind bytes before any host not yet decided
+// (inside a page, before any form that may begin one, nulWindow more), so
+// that no form before a host is cut in two, nor the bytes nulBefore reads.
 func (h *hostRewriter) textRun(sink textSink, v []byte, kind attrKind, prev byte, skip int, final bool) (consumed, nextSkip, changed int) {
 	find := newHostFinderPair(v, h.hostB, h.rare, h.pair, textPre(kind))
 	return h.textRunWith(&find, sink, v, kind, prev, skip, final)
