@@ -247,13 +247,15 @@ type result struct {
 // each bad answer.
 func (p *OpenRTB) call(ctx context.Context, i int, req Request) ([]candidate, string) {
 	ep := p.o.Endpoints[i]
+	// The span starts before the timeout's clock, so that a call that
+	// timed out shows a span at least as long as its timeout.
+	ctx, span := startEndpointSpan(ctx, ep.Name)
 	start := time.Now()
 	if ep.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, ep.Timeout)
 		defer cancel()
 	}
-	ctx, span := startEndpointSpan(ctx, ep.Name)
 	cands, res := p.exchange(ctx, i, req)
 	endEndpointSpan(span, res, len(cands))
 	p.o.Stats.observe(ep.Name, time.Since(start), res.outcome, res.reason)
