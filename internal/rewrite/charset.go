@@ -34,6 +34,9 @@ func (rw *rewriter) headDone(end int) {
 		rw.write(rw.opts.HeadPrepend)
 		return
 	}
+	if rw.fl.holding {
+		rw.flightRelease(false) // the two holds never overlap (flight.go)
+	}
 	rw.held = rw.held[:0]
 	rw.holding = true
 }

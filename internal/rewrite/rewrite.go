@@ -161,6 +161,7 @@ type rewriter struct {
 	holding, charsetSeen bool
 	held                 []byte
 	inl                  inlineText // the text region under the text rules
+	fl                   flightPage // Next.js Flight data (flight.go)
 	encs                 encStream  // the escaped forms after them (encoded.go)
 	names                nameSearch // the last search for the origin's name (inline.go)
 	nameList             []int      // namesIn's result
@@ -197,6 +198,7 @@ func (rw *rewriter) reset(dst io.Writer, opts *Options, quirks bool) {
 	rw.hosts.reset(opts.OriginHost, opts.RequestHost, opts.RequestScheme)
 	rw.hosts.enc.reset(opts.Inline, rw.hosts.name, opts.RequestHost)
 	rw.encs = encStream{rw: rw, tail: rw.encs.tail[:0]}
+	rw.fl.reset()
 	rw.names.stale()
 	rw.bodyEndDone = opts.BodyEnd == nil
 	maxTok := opts.MaxTokenBytes
@@ -220,6 +222,9 @@ func (rw *rewriter) release() {
 	if cap(rw.held) > 4*readSize {
 		rw.held = nil
 	}
+	if cap(rw.fl.src)+cap(rw.fl.held)+cap(rw.fl.scratch) > 4*readSize {
+		rw.fl = flightPage{}
+	}
 	if cap(rw.hosts.val) > 4*readSize {
 		rw.hosts.val = nil
 	}
@@ -227,7 +232,21 @@ func (rw *rewriter) release() {
 	pool.Put(rw)
 }
 
+// write writes p to the page's output, or to the hold of a Flight text
+// row (flight.go), which is let go unchanged rather than grow past maxTok.
 func (rw *rewriter) write(p []byte) {
+	if rw.fl.holding {
+		if len(rw.fl.held)+len(p) <= rw.maxTok {
+			rw.fl.held = append(rw.fl.held, p...)
+			return
+		}
+		rw.flightRelease(false)
+	}
+	rw.emit(p)
+}
+
+// emit writes p to the destination, or to the charset hold (charset.go).
+func (rw *rewriter) emit(p []byte) {
 	if rw.err != nil || len(p) == 0 {
 		return
 	}

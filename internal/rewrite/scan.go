@@ -75,6 +75,9 @@ func (rw *rewriter) run(src io.Reader) error {
 		}
 		rw.endInline(rw.n)
 		rw.flush(rw.n)
+		if rw.fl.holding {
+			rw.flightRelease(false) // a text row the page does not finish
+		}
 		if rw.holding {
 			rw.releaseHead(false)
 		}

@@ -1,0 +1,623 @@
+package rewrite
+
+// React Server Components ("Flight") data in a Next.js App Router page
+// (docs/behaviour.md, "URL rewriting", Next.js Flight data). Next.js writes
+// the stream into the page as scripts self.__next_f.push([1,"chunk"]), the
+// chunk a JSON string (next.js, packages/next/src/server/app-render/
+// use-flight-response.tsx; Trusted Server's docs/guide/rsc-hydration.md).
+// The stream is rows: "<hex id>:" then a tag; a length row ("T" text, and
+// React's binary rows) gives its content's length in UTF-8 bytes, in
+// lower-case hex before a ",", and has no end of its own; every other row
+// ends at a newline (react, packages/react-client/src/ReactFlightClient.js,
+// processBinaryChunk). A host of another length inside a text row makes its
+// length false, and the browser then misreads every row after it.
+//
+// So a push script is not put through the text rules as it streams. It is
+// collected whole (at most maxTok bytes), its string is read row by row,
+// and the text rules run on each piece: at once on the pieces outside
+// length rows, and for a text row at its end, when its new length is
+// written in place of the old one. A text row that goes on in later push
+// scripts holds all output from its length on until it ends (at most
+// maxTok bytes held). A binary row, or a text row longer than maxTok, is
+// copied as it is. Where the stream cannot be read as rows (a push that is
+// not Next.js's, a chunk too long to collect, an escape ssatd does not
+// count), that push and every one after it in the page are copied as they
+// are: a host left in the page is a smaller harm than a page that no
+// longer hydrates.
+
+import (
+	"bytes"
+	"encoding/base64"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The states of a script region under the Flight rules (inlineText.flight).
+const (
+	flightOff   uint8 = iota // not a script, or not a push script
+	flightMaybe              // a script whose first bytes have not told yet
+	flightOn                 // a push script, being collected in fl.src
+	flightRaw                // a push script too long to collect: copied as it is
+)
+
+// The row states of the Flight stream (ReactFlightClient.js's ROW_ID,
+// ROW_TAG, ROW_LENGTH, ROW_CHUNK_BY_NEWLINE, ROW_CHUNK_BY_LENGTH).
+const (
+	rowID uint8 = iota
+	rowTag
+	rowLength
+	rowLine
+	rowBody
+)
+
+// flightPage is the Flight stream's state across a page's push scripts.
+type flightPage struct {
+	src  []byte // the push script being collected
+	lost bool   // the stream can no longer be read as rows
+	row  uint8  // the row state
+	tag  byte   // the length row's tag
+	n    uint64 // the length being read, then the bytes left of the row
+	// The open text row whose content is rewritten at its end: from its
+	// length on, all output is held (holding); its hex length is
+	// held[hexAt:hexEnd] and its content the pieces segs of held.
+	holding       bool
+	rewriteBody   bool // the open length row's content gets the text rules
+	held          []byte
+	hexAt, hexEnd int
+	segs          []span
+	scratch       []byte
+}
+
+type span struct{ from, to int }
+
+func (fl *flightPage) reset() {
+	*fl = flightPage{src: fl.src[:0], held: fl.held[:0], segs: fl.segs[:0], scratch: fl.scratch[:0]}
+}
+
+// flightMaxLead is how much white space may come before a push; Next.js
+// writes none.
+const flightMaxLead = 64
+
+var flightPrefixes = [...]string{"self.__next_f.push(", "(self.__next_f=self.__next_f||[]).push("}
+
+// pushPrefix tells whether a script's content v begins a push: yes, no,
+// or neither while v is too short to tell.
+func pushPrefix(v []byte) (yes, no bool) {
+	i := 0
+	for i < len(v) && i <= flightMaxLead && isJSSpace(v[i]) {
+		i++
+	}
+	if i > flightMaxLead {
+		return false, true
+	}
+	rest, undecided := v[i:], false
+	for _, p := range flightPrefixes {
+		if bytes.HasPrefix(rest, []byte(p)) {
+			return true, false
+		}
+		if len(rest) < len(p) && p[:len(rest)] == string(rest) {
+			undecided = true
+		}
+	}
+	return false, !undecided
+}
+
+func isJSSpace(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '\f', '\v':
+		return true
+	}
+	return false
+}
+
+// flightFlush is flushInline for a script region under the Flight rules;
+// false hands the region back to the text rules (not a push script).
+func (rw *rewriter) flightFlush(end int, final bool) bool {
+	if rw.inl.start > rw.done {
+		rw.write(rw.buf[rw.done:rw.inl.start]) // the script's start tag
+		rw.done = rw.inl.start
+	}
+	v := rw.buf[rw.done:end]
+	fl := &rw.fl
+	switch rw.inl.flight {
+	case flightMaybe:
+		yes, no := pushPrefix(v)
+		if no {
+			rw.inl.flight = flightOff
+			return false
+		}
+		if !yes && !final {
+			return true // the start waits in the read buffer
+		}
+		rw.inl.flight = flightOn
+		if !yes {
+			rw.inl.flight = flightRaw // a script that ends inside a push's name
+		}
+	}
+	rw.done = end
+	switch rw.inl.flight {
+	case flightRaw:
+		rw.write(v)
+	case flightOn:
+		fl.src = append(fl.src, v...)
+		if len(fl.src) > rw.maxTok {
+			rw.write(fl.src)
+			fl.src, fl.lost, rw.inl.flight = fl.src[:0], true, flightRaw
+		}
+	}
+	if final {
+		if rw.inl.flight == flightOn {
+			rw.flightScript(fl.src)
+			fl.src = fl.src[:0]
+		}
+		rw.inl.flight, rw.inl.kind, rw.encs.skip = flightOff, kindNone, 0
+	}
+	return true
+}
+
+// flightScript writes a whole push script's content.
+func (rw *rewriter) flightScript(src []byte) {
+	fl := &rw.fl
+	kind, q0, q1 := parsePush(src)
+	switch {
+	case fl.lost || kind == pushOther:
+		rw.write(src)
+		return
+	case kind == pushBad:
+		rw.flightLose()
+		rw.write(src)
+		return
+	}
+	rw.write(src[:q0])
+	s := src[q0:q1]
+	if kind == pushBinary {
+		// [3,"base64"]: bytes of the stream (next.js, app-index.tsx), read
+		// for the framing only.
+		if fl.holding {
+			rw.flightRelease(false) // its bytes would not be counted
+		}
+		b, err := base64.StdEncoding.DecodeString(string(s))
+		if err != nil {
+			rw.flightLose()
+		} else {
+			fl.walkBytes(b)
+		}
+		rw.write(s)
+	} else {
+		rw.flightChunk(s)
+	}
+	rw.write(src[q1:])
+}
+
+// flightLose gives up on the stream: an open text row goes out as it came.
+func (rw *rewriter) flightLose() {
+	rw.fl.lost = true
+	if rw.fl.holding {
+		rw.flightRelease(false)
+	}
+}
+
+// The kinds of script parsePush reads.
+const (
+	pushOther  = iota // a push of no stream data ([0], [2,...])
+	pushData          // [1,"chunk"]
+	pushBinary        // [3,"base64"]
+	pushBad           // not a push ssatd can read
+)
+
+// parsePush reads a push script's content: its kind and, for data, where
+// the string's content is (src[q0:q1], between the quotes).
+func parsePush(src []byte) (kind, q0, q1 int) {
+	i := 0
+	for i < len(src) && isJSSpace(src[i]) {
+		i++
+	}
+	for _, p := range flightPrefixes {
+		if bytes.HasPrefix(src[i:], []byte(p)) {
+			i += len(p)
+			break
+		}
+	}
+	if i+2 >= len(src) || src[i] != '[' {
+		return pushBad, 0, 0
+	}
+	switch t := src[i+1]; {
+	case t == '0' || t == '2':
+		return pushOther, 0, 0
+	case (t == '1' || t == '3') && src[i+2] == ',' && i+3 < len(src) && src[i+3] == '"':
+		q0 = i + 4
+		if t == '1' {
+			kind = pushData
+		} else {
+			kind = pushBinary
+		}
+	default:
+		return pushBad, 0, 0
+	}
+	for q1 = q0; q1 < len(src) && src[q1] != '"'; q1++ {
+		if src[q1] == '\\' {
+			q1++
+		}
+	}
+	rest := bytes.TrimRight(src[min(q1+1, len(src)):], " \t\n\r\f\v;")
+	if q1 >= len(src) || string(rest) != "])" || !utf8.Valid(src[q0:q1]) {
+		return pushBad, 0, 0
+	}
+	return kind, q0, q1
+}
+
+// flightChunk writes the string content s of a data push, under the
+// Flight rules.
+func (rw *rewriter) flightChunk(s []byte) {
+	fl := &rw.fl
+	plain := 0 // the start of the piece not written yet, outside a length row
+	for i := 0; i < len(s); {
+		if fl.lost {
+			if fl.holding {
+				rw.flightRelease(false)
+			}
+			rw.write(s[plain:])
+			return
+		}
+		if fl.row == rowBody {
+			j, ok := fl.body(s, i)
+			if !ok {
+				rw.flightLose()
+				continue
+			}
+			if fl.holding {
+				fl.segs = append(fl.segs, span{len(fl.held), len(fl.held) + j - i})
+				fl.held = append(fl.held, s[i:j]...)
+			} else {
+				rw.write(s[i:j])
+			}
+			if i, plain = j, j; fl.row != rowBody && fl.holding {
+				rw.flightRelease(true)
+			}
+			continue
+		}
+		c, w, ok := flightByte(s, i)
+		if !ok {
+			rw.flightLose()
+			continue
+		}
+		if fl.row == rowLine {
+			i = fl.line(s, i)
+			continue
+		}
+		prevRow := fl.row
+		fl.step(c)
+		i += w
+		switch {
+		case prevRow == rowTag && fl.row == rowLength:
+			// The length begins after the tag: the piece before goes out.
+			rw.flightPlain(s[plain:i])
+			plain = i
+			if fl.tag == 'T' && !rw.holding {
+				fl.holding, fl.held, fl.segs, fl.hexAt = true, fl.held[:0], fl.segs[:0], 0
+			}
+		case prevRow == rowLength && fl.row != rowLength:
+			if fl.holding {
+				fl.held = append(fl.held, s[plain:i-w]...)
+				fl.hexEnd = len(fl.held)
+				fl.held = append(fl.held, ',')
+			} else {
+				rw.write(s[plain:i])
+			}
+			plain = i
+			fl.rewriteBody = fl.tag == 'T' && fl.holding && fl.n <= uint64(rw.maxTok)
+			if !fl.rewriteBody && fl.holding {
+				rw.flightRelease(false) // too long to hold: copied as it is
+			} else if fl.row != rowBody && fl.holding {
+				rw.flightRelease(true) // an empty text row
+			}
+		}
+	}
+	switch fl.row {
+	case rowBody: // written or held already
+	case rowLength:
+		// The length's digits go on in the next push, past other output:
+		// this row is copied as it is.
+		if fl.holding {
+			fl.held = append(fl.held, s[plain:]...)
+			rw.flightRelease(false)
+		} else {
+			rw.write(s[plain:])
+		}
+	default:
+		rw.flightPlain(s[plain:])
+	}
+}
+
+// flightPlain writes a piece of the stream outside length rows, with the
+// text rules applied.
+func (rw *rewriter) flightPlain(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	out, n := rw.flightRules(rw.fl.scratch[:0], p)
+	rw.fl.scratch = out[:0]
+	rw.stats.InlineRewritten += n
+	rw.write(out)
+}
+
+// flightRules appends p to dst with the text rules of script text applied,
+// and counts the references it replaced.
+func (rw *rewriter) flightRules(dst, p []byte) ([]byte, int) {
+	sink := appendSink{b: dst}
+	_, _, n := rw.hosts.textRun(&sink, p, kindContent, 0, 0, true)
+	return sink.b, n
+}
+
+// flightRelease ends the hold of a text row. When done (the row is
+// complete), its pieces get the text rules and its length becomes their
+// new length in UTF-8 bytes; otherwise the held output goes out as it is.
+func (rw *rewriter) flightRelease(done bool) {
+	fl := &rw.fl
+	fl.holding = false
+	if !done || !fl.rewriteBody {
+		rw.emit(fl.held)
+		fl.held = fl.held[:0]
+		return
+	}
+	out := fl.scratch[:0]
+	out = append(out, fl.held[:fl.hexAt]...)
+	hexAt := len(out)
+	out = append(out, fl.held[fl.hexAt:fl.hexEnd]...)
+	last, length, changed := fl.hexEnd, uint64(0), 0
+	for _, sg := range fl.segs {
+		out = append(out, fl.held[last:sg.from]...)
+		from := len(out)
+		var n int
+		out, n = rw.flightRules(out, fl.held[sg.from:sg.to])
+		changed += n
+		length += flightLen(out[from:])
+		last = sg.to
+	}
+	out = append(out, fl.held[last:]...)
+	if changed > 0 {
+		hex := strconv.AppendUint(nil, length, 16)
+		out = append(out[:hexAt], append(hex, out[hexAt+fl.hexEnd-fl.hexAt:]...)...)
+		rw.stats.InlineRewritten += changed
+	}
+	rw.emit(out)
+	fl.scratch, fl.held, fl.segs = out[:0], fl.held[:0], fl.segs[:0]
+}
+
+// step moves the row state on by one decoded byte c outside a row's
+// content (rowID, rowTag, rowLength).
+func (fl *flightPage) step(c byte) {
+	switch fl.row {
+	case rowID:
+		switch {
+		case c == ':':
+			fl.row = rowTag
+		case !isLowerHex(c):
+			fl.lost = true
+		}
+	case rowTag:
+		switch {
+		case isLengthTag(c):
+			fl.row, fl.tag, fl.n = rowLength, c, 0
+		case c == '\n':
+			fl.row = rowID // an empty row
+		default:
+			// A capital letter and some others are a tag of a row that
+			// ends at a newline; anything else is already its content.
+			fl.row = rowLine
+		}
+	case rowLength:
+		switch {
+		case c == ',':
+			fl.row = rowBody
+			if fl.n == 0 {
+				fl.row = rowID
+			}
+		case isLowerHex(c) && fl.n < 1<<40:
+			fl.n = fl.n<<4 | uint64(hexVal(c))
+		default:
+			fl.lost = true
+		}
+	}
+}
+
+// line skips a newline row's content from s[i:]: to the next escape, and
+// past it; at an escaped newline the row ends.
+func (fl *flightPage) line(s []byte, i int) int {
+	j := bytes.IndexByte(s[i:], '\\')
+	if j < 0 {
+		return len(s)
+	}
+	i += j
+	c, w, ok := flightByte(s, i)
+	if !ok {
+		fl.lost = true
+		return i
+	}
+	if c == '\n' {
+		fl.row = rowID
+	}
+	return i + w
+}
+
+// body consumes a length row's content from s[i:] and returns where it
+// stopped: at the row's end (fl.row moves on) or at the end of s. ok is
+// false where an escape straddles the row's end or cannot be read.
+func (fl *flightPage) body(s []byte, i int) (int, bool) {
+	for i < len(s) && fl.n > 0 {
+		if s[i] != '\\' {
+			lim := len(s)
+			if uint64(lim-i) > fl.n {
+				lim = i + int(fl.n)
+			}
+			j := bytes.IndexByte(s[i:lim], '\\')
+			if j < 0 {
+				j = lim - i
+			}
+			i += j
+			fl.n -= uint64(j)
+			continue
+		}
+		n, w, ok := escapeLen(s, i)
+		if !ok || uint64(n) > fl.n {
+			return i, false
+		}
+		i += w
+		fl.n -= uint64(n)
+	}
+	if fl.n == 0 {
+		fl.row = rowID
+	}
+	return i, true
+}
+
+// walkBytes moves the row state over stream bytes that are not rewritten
+// (a binary push).
+func (fl *flightPage) walkBytes(b []byte) {
+	for i := 0; i < len(b) && !fl.lost; {
+		switch fl.row {
+		case rowBody:
+			k := int(min(fl.n, uint64(len(b)-i)))
+			i += k
+			if fl.n -= uint64(k); fl.n == 0 {
+				fl.row = rowID
+			}
+		case rowLine:
+			j := bytes.IndexByte(b[i:], '\n')
+			if j < 0 {
+				return
+			}
+			i += j + 1
+			fl.row = rowID
+		default:
+			fl.step(b[i])
+			i++
+		}
+	}
+}
+
+// flightByte decodes the stream byte at s[i] of a JSON string: c is the
+// byte when the escape stands for one byte (0 otherwise), w the escape's
+// width in s.
+func flightByte(s []byte, i int) (c byte, w int, ok bool) {
+	if s[i] != '\\' {
+		return s[i], 1, true
+	}
+	n, w, ok := escapeLen(s, i)
+	if !ok {
+		return 0, 0, false
+	}
+	if n != 1 {
+		return 0, w, true
+	}
+	switch e := s[i+1]; e {
+	case 'n':
+		return '\n', w, true
+	case 'u':
+		v, _ := strconv.ParseUint(string(s[i+2:i+6]), 16, 16)
+		return byte(v), w, true
+	case 'b':
+		return '\b', w, true
+	case 'f':
+		return '\f', w, true
+	case 'r':
+		return '\r', w, true
+	case 't':
+		return '\t', w, true
+	default: // '"', '\\', '/'
+		return e, w, true
+	}
+}
+
+// escapeLen reads the JSON escape at s[i]: n is how many UTF-8 bytes it
+// stands for in the stream (TextEncoder's: a lone surrogate becomes
+// U+FFFD), w its width in s. Only JSON's escapes are read: JSON.stringify
+// writes no other.
+func escapeLen(s []byte, i int) (n, w int, ok bool) {
+	if i+1 >= len(s) {
+		return 0, 0, false
+	}
+	switch s[i+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 1, 2, true
+	case 'u':
+	default:
+		return 0, 0, false
+	}
+	u, ok := hex4(s, i+2)
+	if !ok {
+		return 0, 0, false
+	}
+	switch {
+	case u >= 0xd800 && u < 0xdc00:
+		if lo, ok := hex4(s, i+8); ok && i+7 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' && lo >= 0xdc00 && lo < 0xe000 {
+			return 4, 12, true
+		}
+		return 3, 6, true
+	case u >= 0xdc00 && u < 0xe000:
+		return 3, 6, true
+	}
+	return utf8.RuneLen(rune(u)), 6, true
+}
+
+func hex4(s []byte, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var u rune
+	for _, c := range s[i : i+4] {
+		d := hexDigit(c)
+		if d < 0 {
+			return 0, false
+		}
+		u = u<<4 | rune(d)
+	}
+	return u, true
+}
+
+func hexDigit(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c|0x20 >= 'a' && c|0x20 <= 'f':
+		return int(c|0x20-'a') + 10
+	}
+	return -1
+}
+
+// flightLen is the UTF-8 length in the stream of a JSON string's content
+// p, whose escapes flightChunk has already read.
+func flightLen(p []byte) uint64 {
+	var n uint64
+	for i := 0; i < len(p); {
+		if p[i] != '\\' {
+			n++
+			i++
+			continue
+		}
+		k, w, _ := escapeLen(p, i)
+		n += uint64(k)
+		i += w
+	}
+	return n
+}
+
+func isLowerHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' }
+
+func hexVal(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'a' + 10
+}
+
+// isLengthTag reports the tags of rows that give their length: "T" and
+// React's binary rows, of every React version that has them
+// (ReactFlightClient.js, processBinaryChunk).
+func isLengthTag(c byte) bool {
+	switch c {
+	case 'T', 'A', 'O', 'o', 'U', 'S', 's', 'L', 'l', 'G', 'g', 'M', 'm', 'V', 'C', 'c', 'F', 'D', 'N':
+		return true
+	}
+	return false
+}
