@@ -76,7 +76,6 @@ func TestValidateRules(t *testing.T) {
 		{"rewrite type with parameter", func(c *Config) { c.Publisher.RewriteContentTypes = []string{"text/css", "text/css; charset=utf-8"} }, "publisher.rewrite_content_types[1]", "without parameters"},
 		{"rewrite type not a media type", func(c *Config) { c.Publisher.RewriteContentTypes = []string{"css"} }, "publisher.rewrite_content_types[0]", "media type"},
 		{"rewrite type wildcard major", func(c *Config) { c.Publisher.RewriteContentTypes = []string{"*/*"} }, "publisher.rewrite_content_types[0]", "subtype"},
-		{"rewrite type rsc", func(c *Config) { c.Publisher.RewriteContentTypes = []string{"text/x-component"} }, "publisher.rewrite_content_types[0]", "length prefixes"},
 		{"gzip level 0", func(c *Config) { c.Compression.GzipLevel = 0 }, "compression.gzip_level", "between 1 and 9"},
 		{"gzip level 10", func(c *Config) { c.Compression.GzipLevel = 10 }, "compression.gzip_level", "between 1 and 9"},
 		{"brotli quality 12", func(c *Config) { c.Compression.BrotliQuality = 12 }, "compression.brotli_quality", "between 0 and 11"},

@@ -14,9 +14,9 @@ func DefaultRewriteContentTypes() []string {
 	return []string{"text/*", "application/javascript", "application/json"}
 }
 
-// RSCContentType is the React Server Components payload, whose rows carry
-// byte lengths that a host rewrite would make false: never rewritten
-// (docs/decisions.md).
+// RSCContentType is the React Server Components payload, whose text rows
+// carry byte lengths: rewritten row by row, the lengths made new
+// (docs/decisions.md, entry 25).
 const RSCContentType = "text/x-component"
 
 // validateRewriteContentTypes checks and lower-cases
@@ -35,9 +35,6 @@ func validateRewriteContentTypes(p *problems, pub *PublisherConfig) {
 			continue
 		case mt == "text/html":
 			p.addf(key, "text/html is always rewritten as HTML; list only other types, got %q", t)
-			continue
-		case mt == RSCContentType:
-			p.addf(key, "%s (React Server Components) carries length prefixes that a rewrite would break; it is always passed through", RSCContentType)
 			continue
 		}
 		pub.RewriteContentTypes[i] = mt

@@ -19,6 +19,7 @@ const (
 	textHTML   textKind = iota
 	textOther           // CSS, JSON, XML and other text: bare hosts at host-name boundaries
 	textScript          // JavaScript: bare hosts only in string literals
+	textFlight          // React Server Components: textOther's rules, row by row
 )
 
 // textTypes is publisher.rewrite_content_types, validated: media types and
@@ -26,9 +27,9 @@ const (
 type textTypes []string
 
 // kindOf says whether a response of this Content-Type gets the text rules,
-// and which. HTML is the HTML pipeline's, and React Server Components
-// payloads are never rewritten: their rows carry byte lengths
-// (docs/decisions.md, "RSC payloads pass through").
+// and which. HTML is the HTML pipeline's; a React Server Components
+// payload is rewritten row by row, its text rows' byte lengths made new
+// (rewrite.RewriteFlight; docs/decisions.md, entry 25).
 func (t textTypes) kindOf(contentType string) (textKind, bool) {
 	if len(t) == 0 || contentType == "" {
 		return 0, false
@@ -38,14 +39,17 @@ func (t textTypes) kindOf(contentType string) (textKind, bool) {
 		mt, _, _ = strings.Cut(contentType, ";")
 		mt = strings.ToLower(strings.TrimSpace(mt))
 	}
-	if mt == "text/html" || mt == config.RSCContentType {
+	if mt == "text/html" {
 		return 0, false
 	}
 	major, _, _ := strings.Cut(mt, "/")
 	for _, want := range t {
 		if want == mt || strings.HasSuffix(want, "/*") && want[:len(want)-2] == major {
-			if isScriptType(mt) {
+			switch {
+			case isScriptType(mt):
 				return textScript, true
+			case mt == config.RSCContentType:
+				return textFlight, true
 			}
 			return textOther, true
 		}
@@ -88,11 +92,16 @@ func (g *Guest) classifyResponse(method string, resp *http.Response) (route, com
 
 // rewriteText is the pipeline's rewrite step for a text response.
 func (p *pipeline) rewriteText() (rewrite.Stats, error) {
-	st, err := rewrite.RewriteText(p.front, p.dec, &rewrite.TextOptions{
+	opts := &rewrite.TextOptions{
 		OriginHost:    p.g.originHost,
 		RequestHost:   p.x.view.host,
 		RequestScheme: p.x.view.scheme,
 		Script:        p.x.text == textScript,
-	})
+	}
+	rewriteBody := rewrite.RewriteText
+	if p.x.text == textFlight {
+		rewriteBody = rewrite.RewriteFlight
+	}
+	st, err := rewriteBody(p.front, p.dec, opts)
 	return rewrite.Stats{URLsRewritten: st.Rewritten, InBytes: st.InBytes, OutBytes: st.OutBytes}, err
 }

@@ -38,8 +38,8 @@ func textOrigin(e **env, contentType string, c compress.Coding, body string) htt
 
 // TestTextResponsesRewritten: text responses of
 // publisher.rewrite_content_types get the text rules in every origin
-// coding, re-encoded in it (mirror); other types and RSC pass through as
-// the origin sent them.
+// coding, re-encoded in it (mirror); other types pass through as the
+// origin sent them.
 func TestTextResponsesRewritten(t *testing.T) {
 	// The guest's request view: plain HTTP to testDomain.
 	head := `a{b:url(http://` + testDomain + `/i.png)} c{d:url("//` + testDomain + `/j.png")} ` +
@@ -56,7 +56,6 @@ func TestTextResponsesRewritten(t *testing.T) {
 		{"text/xml", other},
 		{"text/plain", other},
 		{"application/rss+xml", ""}, // not in upstream's set
-		{"text/x-component", ""},    // length-prefixed: never rewritten
 		{"image/svg+xml", ""},
 	}
 	for _, tt := range tests {
@@ -168,5 +167,36 @@ func TestTextResponseHeadMatchesGet(t *testing.T) {
 		if head.Header.Get(k) != get.Header.Get(k) {
 			t.Errorf("%s: HEAD %q, GET %q", k, head.Header.Get(k), get.Header.Get(k))
 		}
+	}
+}
+
+// flightBody is a React Server Components payload naming host: a JSON
+// row, a text row with its length in UTF-8 bytes, and a row after it.
+func flightBody(host string) string {
+	text := "see http://" + host + "/a, é " + host + "/b"
+	return `0:["$","a",null,{"href":"http://` + host + `/x"}]` + "\n" +
+		fmt.Sprintf("1:T%x,", len(text)) + text + `2:"ok"` + "\n"
+}
+
+// TestFlightResponseRewritten: a text/x-component response (in
+// rewrite_content_types by text/*) gets the text rules row by row, in
+// every origin coding, and its text row the length of its new content,
+// as upstream's rsc_flight.rs does.
+func TestFlightResponseRewritten(t *testing.T) {
+	for _, c := range allCodings {
+		t.Run(string(c), func(t *testing.T) {
+			var e *env
+			e = newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				// The body with the origin's host:port, its length right.
+				textOrigin(&e, "text/x-component", c, flightBody(e.host))(w, r)
+			}))
+			resp, body := e.mustGet(t, "/page?_rsc=1", header("Accept-Encoding", "gzip, deflate, br"))
+			if resp.StatusCode != http.StatusOK || resp.Header.Get("ETag") != `W/"t1"` {
+				t.Fatalf("status %d ETag %q", resp.StatusCode, resp.Header.Get("ETag"))
+			}
+			if got, want := string(decode(t, c, body)), flightBody(testDomain); got != want {
+				t.Fatalf("body\n got %q\nwant %q", got, want)
+			}
+		})
 	}
 }
