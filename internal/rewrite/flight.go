@@ -60,18 +60,25 @@ type flightPage struct {
 	// The open text row whose content is rewritten at its end: from its
 	// length on, all output is held (holding); its hex length is
 	// held[hexAt:hexEnd] and its content the pieces segs of held.
-	holding       bool
-	rewriteBody   bool // the open length row's content gets the text rules
-	held          []byte
-	hexAt, hexEnd int
-	segs          []span
-	scratch       []byte
+	holding     bool
+	rewriteBody bool // the open length row's content gets the text rules
+	held        []byte
+	hexEnd      int // held starts with the text row's length, held[:hexEnd]
+	segs        []span
+	// carry is the end of a push's string that may begin a reference
+	// (flightRun) and waits for the next push, in which it goes on; gap:
+	// held is the output after it, not a text row.
+	carry   []byte
+	gap     bool
+	joined  []byte // scratch: carry and a push's string
+	scratch []byte
 }
 
 type span struct{ from, to int }
 
 func (fl *flightPage) reset() {
-	*fl = flightPage{src: fl.src[:0], held: fl.held[:0], segs: fl.segs[:0], scratch: fl.scratch[:0]}
+	*fl = flightPage{src: fl.src[:0], held: fl.held[:0], segs: fl.segs[:0], carry: fl.carry[:0],
+		joined: fl.joined[:0], scratch: fl.scratch[:0]}
 }
 
 // flightMaxLead is how much white space may come before a push; Next.js
@@ -141,8 +148,9 @@ func (rw *rewriter) flightFlush(end int, final bool) bool {
 	case flightOn:
 		fl.src = append(fl.src, v...)
 		if len(fl.src) > rw.maxTok {
+			rw.flightLose()
 			rw.write(fl.src)
-			fl.src, fl.lost, rw.inl.flight = fl.src[:0], true, flightRaw
+			fl.src, rw.inl.flight = fl.src[:0], flightRaw
 		}
 	}
 	if final {
@@ -248,10 +256,22 @@ func parsePush(src []byte) (kind, q0, q1 int) {
 
 // flightChunk writes the string content s of a data push, under the
 // Flight rules.
-func (rw *rewriter) flightChunk(s []byte) {
+func (rw *rewriter) flightChunk(str []byte) {
 	fl := &rw.fl
-	plain := 0 // the start of the piece not written yet, outside a length row
-	for i := 0; i < len(s); {
+	s, i := str, 0
+	if len(fl.carry) > 0 {
+		// The last push's tail that may begin a reference starts this one:
+		// what was held after it (that push's end, the page up to here)
+		// goes out first.
+		fl.joined = append(append(fl.joined[:0], fl.carry...), str...)
+		s, i = fl.joined, len(fl.carry)
+		fl.carry = fl.carry[:0]
+		fl.holding, fl.gap = false, false
+		rw.emit(fl.held)
+		fl.held = fl.held[:0]
+	}
+	plain := 0 // the start of the piece not written yet
+	for i < len(s) {
 		if fl.lost {
 			if fl.holding {
 				rw.flightRelease(false)
@@ -266,10 +286,10 @@ func (rw *rewriter) flightChunk(s []byte) {
 				continue
 			}
 			if fl.holding {
-				fl.segs = append(fl.segs, span{len(fl.held), len(fl.held) + j - i})
-				fl.held = append(fl.held, s[i:j]...)
+				fl.segs = append(fl.segs, span{len(fl.held), len(fl.held) + j - plain})
+				fl.held = append(fl.held, s[plain:j]...)
 			} else {
-				rw.write(s[i:j])
+				rw.write(s[plain:j])
 			}
 			if i, plain = j, j; fl.row != rowBody && fl.holding {
 				rw.flightRelease(true)
@@ -294,25 +314,38 @@ func (rw *rewriter) flightChunk(s []byte) {
 			rw.flightPlain(s[plain:i])
 			plain = i
 			if fl.tag == 'T' && !rw.holding {
-				fl.holding, fl.held, fl.segs, fl.hexAt = true, fl.held[:0], fl.segs[:0], 0
+				fl.holding, fl.held, fl.segs = true, fl.held[:0], fl.segs[:0]
 			}
 		case prevRow == rowLength && fl.row != rowLength:
-			if fl.holding {
-				fl.held = append(fl.held, s[plain:i-w]...)
-				fl.hexEnd = len(fl.held)
-				fl.held = append(fl.held, ',')
-			} else {
-				rw.write(s[plain:i])
-			}
-			plain = i
-			fl.rewriteBody = fl.tag == 'T' && fl.holding && fl.n <= uint64(rw.maxTok)
-			if !fl.rewriteBody && fl.holding {
-				rw.flightRelease(false) // too long to hold: copied as it is
-			} else if fl.row != rowBody && fl.holding {
-				rw.flightRelease(true) // an empty text row
-			}
+			plain = rw.flightLengthEnd(s, plain, i, w)
 		}
 	}
+	rw.flightChunkEnd(s, plain)
+}
+
+// flightLengthEnd writes a length row's length, s[plain:i-w], and the ","
+// that ends it, and returns where the row's content starts.
+func (rw *rewriter) flightLengthEnd(s []byte, plain, i, w int) int {
+	fl := &rw.fl
+	if fl.holding {
+		fl.held = append(fl.held, s[plain:i-w]...)
+		fl.hexEnd = len(fl.held)
+		fl.held = append(fl.held, ',')
+	} else {
+		rw.write(s[plain:i])
+	}
+	fl.rewriteBody = fl.tag == 'T' && fl.holding && fl.n <= uint64(rw.maxTok)
+	if !fl.rewriteBody && fl.holding {
+		rw.flightRelease(false) // too long to hold: copied as it is
+	} else if fl.row != rowBody && fl.holding {
+		rw.flightRelease(true) // an empty text row
+	}
+	return i
+}
+
+// flightChunkEnd writes what is left of a push's string, s[plain:].
+func (rw *rewriter) flightChunkEnd(s []byte, plain int) {
+	fl := &rw.fl
 	switch fl.row {
 	case rowBody: // written or held already
 	case rowLength:
@@ -324,52 +357,142 @@ func (rw *rewriter) flightChunk(s []byte) {
 		} else {
 			rw.write(s[plain:])
 		}
+	case rowLine:
+		if !rw.holding && !fl.lost {
+			// The row goes on in the next push: a tail that may begin a
+			// reference waits for it, and the output after it is held.
+			out, carry, n := rw.flightRun(rw.fl.scratch[:0], s[plain:], false)
+			rw.stats.InlineRewritten += n
+			rw.write(out)
+			fl.scratch = out[:0]
+			if len(carry) > 0 {
+				fl.carry = append(fl.carry[:0], carry...)
+				fl.holding, fl.gap, fl.held = true, true, fl.held[:0]
+			}
+			return
+		}
+		fallthrough
 	default:
 		rw.flightPlain(s[plain:])
 	}
 }
 
-// flightPlain writes a piece of the stream outside length rows, with the
-// text rules applied.
+// flightPlain writes a piece of the stream outside length rows that ends
+// where its row does or a text row begins, with the text rules applied.
 func (rw *rewriter) flightPlain(p []byte) {
 	if len(p) == 0 {
 		return
 	}
-	out, n := rw.flightRules(rw.fl.scratch[:0], p)
+	out, _, n := rw.flightRun(rw.fl.scratch[:0], p, true)
 	rw.fl.scratch = out[:0]
 	rw.stats.InlineRewritten += n
 	rw.write(out)
 }
 
-// flightRules appends p to dst with the text rules of script text applied,
-// and counts the references it replaced.
-func (rw *rewriter) flightRules(dst, p []byte) ([]byte, int) {
+// flightRun appends p to dst with the text rules of script text applied,
+// and counts the references it replaced. Unless final (p ends its text),
+// it keeps back the tail that more text may make part of a reference, and
+// returns it: the text goes on in the next push, and only the bytes of a
+// reference cut by the push's end move there.
+func (rw *rewriter) flightRun(dst, p []byte, final bool) (out, tail []byte, n int) {
 	sink := appendSink{b: dst}
-	_, _, n := rw.hosts.textRun(&sink, p, kindContent, 0, 0, true)
-	return sink.b, n
+	used, _, n := rw.hosts.textRun(&sink, p, kindContent, 0, 0, final)
+	if final {
+		return sink.b, nil, n
+	}
+	// textRun keeps back more than a reference's start (its look-behind),
+	// copied as it is: the bytes before the reference's start go out, up to
+	// the start of an escape or a UTF-8 sequence.
+	c := flightCharStart(p, max(used, rw.flightTail(p)))
+	if c <= used {
+		return sink.b[:len(sink.b)-(used-c)], p[c:], n
+	}
+	return append(sink.b, p[used:c]...), p[c:], n
 }
 
-// flightRelease ends the hold of a text row. When done (the row is
-// complete), its pieces get the text rules and its length becomes their
-// new length in UTF-8 bytes; otherwise the held output goes out as it is.
+// flightTail is where a reference may begin in p that the bytes after p
+// decide: a name that ends near p's end, from the longest form before it,
+// or a proper prefix of a form and the name.
+func (rw *rewriter) flightTail(p []byte) int {
+	h := &rw.hosts
+	const near = 16 // a port, or a '.' or '-' that would make a longer name
+	ws := max(0, len(p)-len(h.hostB)-near)
+	for k := ws; k+len(h.hostB) <= len(p); k++ {
+		if nameFoldAt(p[k:], h.hostB) && allHostBytes(p[k+len(h.hostB):]) {
+			return max(0, k-textLookbehind)
+		}
+	}
+	return h.holdFrom(p, max(0, len(p)-len(h.hostB)+1-textLookbehind))
+}
+
+// allHostBytes reports whether every byte of t could go on a host name
+// or its port, so that the bytes after t decide a name before it.
+func allHostBytes(t []byte) bool {
+	for _, c := range t {
+		if !(isAlpha(c) || c >= '0' && c <= '9' || c == '.' || c == '-' || c == ':' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// nameFoldAt reports whether t begins with the lower-case name in any
+// ASCII letter case.
+func nameFoldAt(t, name []byte) bool {
+	for i, c := range name {
+		if lower(t[i]) != c {
+			return false
+		}
+	}
+	return true
+}
+
+// flightCharStart moves c back to the start of the escape or the UTF-8
+// sequence it falls in, so that each push's string stays whole.
+func flightCharStart(p []byte, c int) int {
+	e := 0
+	for e < c {
+		w := 1
+		if p[e] == '\\' {
+			_, w, _ = escapeLen(p, e)
+		}
+		if e+w > c {
+			break
+		}
+		e += w
+	}
+	for e > 0 && e < len(p) && p[e]&0xc0 == 0x80 {
+		e--
+	}
+	return e
+}
+
+// flightRelease ends a hold. A text row that is done (complete) gets the
+// text rules over its pieces, as one text, and its length becomes their
+// new length in UTF-8 bytes; otherwise the held output goes out as it is,
+// after the tail that waited for the next push, if any.
 func (rw *rewriter) flightRelease(done bool) {
 	fl := &rw.fl
 	fl.holding = false
-	if !done || !fl.rewriteBody {
+	if fl.gap || !done || !fl.rewriteBody {
+		rw.emit(fl.carry)
 		rw.emit(fl.held)
-		fl.held = fl.held[:0]
+		fl.held, fl.carry, fl.gap = fl.held[:0], fl.carry[:0], false
 		return
 	}
-	out := fl.scratch[:0]
-	out = append(out, fl.held[:fl.hexAt]...)
-	hexAt := len(out)
-	out = append(out, fl.held[fl.hexAt:fl.hexEnd]...)
+	out := append(fl.scratch[:0], fl.held[:fl.hexEnd]...)
 	last, length, changed := fl.hexEnd, uint64(0), 0
-	for _, sg := range fl.segs {
+	var carry []byte
+	for k, sg := range fl.segs {
 		out = append(out, fl.held[last:sg.from]...)
+		// A tail of the last piece that may begin a reference goes on
+		// with this one, in this push.
+		fl.joined = append(append(fl.joined[:0], carry...), fl.held[sg.from:sg.to]...)
 		from := len(out)
 		var n int
-		out, n = rw.flightRules(out, fl.held[sg.from:sg.to])
+		out, carry, n = rw.flightRun(out, fl.joined, k == len(fl.segs)-1)
+		carry = append(fl.carry[:0], carry...)
+		fl.carry = carry[:0]
 		changed += n
 		length += flightLen(out[from:])
 		last = sg.to
@@ -377,7 +500,7 @@ func (rw *rewriter) flightRelease(done bool) {
 	out = append(out, fl.held[last:]...)
 	if changed > 0 {
 		hex := strconv.AppendUint(nil, length, 16)
-		out = append(out[:hexAt], append(hex, out[hexAt+fl.hexEnd-fl.hexAt:]...)...)
+		out = append(out[:0], append(hex, out[fl.hexEnd:]...)...)
 		rw.stats.InlineRewritten += changed
 	}
 	rw.emit(out)

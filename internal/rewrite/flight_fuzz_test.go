@@ -46,9 +46,9 @@ func genContent(rng *rand.Rand, newline bool) []string {
 	return atoms
 }
 
-// genFlightPage builds a page and its rows. Pushes split the stream at
-// atom boundaries, and inside a text row's header; binary rows go in
-// base64 pushes of their own.
+// genFlightPage builds a page and its rows. Pushes split the stream
+// between any two characters, inside a text row's header too; binary rows
+// go in base64 pushes of their own.
 func genFlightPage(rng *rand.Rand) (page string, rows []genRow) {
 	var b strings.Builder
 	b.WriteString("<!doctype html><html><head><title>t</title></head><body><p>a</p>")
@@ -67,6 +67,16 @@ func genFlightPage(rng *rand.Rand) (page string, rows []genRow) {
 			pushData()
 		}
 	}
+	// writeSplit writes text, and may end the push between any two of its
+	// characters, inside a reference too.
+	writeSplit := func(text string) {
+		for _, r := range text {
+			chunk.WriteRune(r)
+			if rng.Intn(25) == 0 {
+				pushData()
+			}
+		}
+	}
 	b.WriteString(`<script>(self.__next_f=self.__next_f||[]).push([0])</script>`)
 	for id := range 1 + rng.Intn(8) {
 		hexID := strconv.FormatInt(int64(id), 16)
@@ -83,7 +93,7 @@ func genFlightPage(rng *rand.Rand) (page string, rows []genRow) {
 			if r.tag != 0 {
 				chunk.WriteByte(r.tag)
 			}
-			chunk.WriteString(r.content)
+			writeSplit(r.content)
 			chunk.WriteString("\n")
 			maybePush()
 		case 2: // a text row
@@ -101,7 +111,7 @@ func genFlightPage(rng *rand.Rand) (page string, rows []genRow) {
 				chunk.WriteString(header)
 			}
 			for _, a := range atoms {
-				chunk.WriteString(a)
+				writeSplit(a)
 				maybePush()
 			}
 			rows = append(rows, r)
