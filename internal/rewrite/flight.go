@@ -32,7 +32,7 @@ import (
 	"unicode/utf8"
 )
 
-// The states of a script region under the Flight rules (inlineText.flight).
+// The states of a script region under the Flight rules (rewriter.flight).
 const (
 	flightOff   uint8 = iota // not a script, or not a push script
 	flightMaybe              // a script whose first bytes have not told yet
@@ -98,6 +98,9 @@ func pushPrefix(v []byte) (yes, no bool) {
 		return false, true
 	}
 	rest, undecided := v[i:], false
+	if len(rest) > 0 && rest[0] != 's' && rest[0] != '(' {
+		return false, true // most scripts
+	}
 	for _, p := range flightPrefixes {
 		if bytes.HasPrefix(rest, []byte(p)) {
 			return true, false
@@ -120,29 +123,31 @@ func isJSSpace(c byte) bool {
 // flightFlush is flushInline for a script region under the Flight rules;
 // false hands the region back to the text rules (not a push script).
 func (rw *rewriter) flightFlush(end int, final bool) bool {
+	if rw.flight == flightMaybe {
+		// Most scripts tell at once, and go back to the text rules with
+		// nothing written.
+		yes, no := pushPrefix(rw.buf[max(rw.done, rw.inl.start):end])
+		switch {
+		case no:
+			rw.flight = flightOff
+			return false
+		case yes:
+			rw.flight = flightOn
+		case final:
+			rw.flight = flightRaw // a script that ends inside a push's name
+		}
+	}
 	if rw.inl.start > rw.done {
 		rw.write(rw.buf[rw.done:rw.inl.start]) // the script's start tag
 		rw.done = rw.inl.start
 	}
+	if rw.flight == flightMaybe {
+		return true // the start waits in the read buffer
+	}
 	v := rw.buf[rw.done:end]
 	fl := &rw.fl
-	switch rw.inl.flight {
-	case flightMaybe:
-		yes, no := pushPrefix(v)
-		if no {
-			rw.inl.flight = flightOff
-			return false
-		}
-		if !yes && !final {
-			return true // the start waits in the read buffer
-		}
-		rw.inl.flight = flightOn
-		if !yes {
-			rw.inl.flight = flightRaw // a script that ends inside a push's name
-		}
-	}
 	rw.done = end
-	switch rw.inl.flight {
+	switch rw.flight {
 	case flightRaw:
 		rw.write(v)
 	case flightOn:
@@ -150,15 +155,15 @@ func (rw *rewriter) flightFlush(end int, final bool) bool {
 		if len(fl.src) > rw.maxTok {
 			rw.flightLose()
 			rw.write(fl.src)
-			fl.src, rw.inl.flight = fl.src[:0], flightRaw
+			fl.src, rw.flight = fl.src[:0], flightRaw
 		}
 	}
 	if final {
-		if rw.inl.flight == flightOn {
+		if rw.flight == flightOn {
 			rw.flightScript(fl.src)
 			fl.src = fl.src[:0]
 		}
-		rw.inl.flight, rw.inl.kind, rw.encs.skip = flightOff, kindNone, 0
+		rw.flight, rw.inl.kind, rw.encs.skip = flightOff, kindNone, 0
 	}
 	return true
 }

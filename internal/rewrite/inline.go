@@ -22,9 +22,6 @@ type inlineText struct {
 	// start is where the region's text begins in the read buffer; the
 	// bytes before it that are not written yet (a tag) go out as they are.
 	start int
-	// flight is the state of a script region under the Flight rules
-	// (flight.go): flightMaybe until its first bytes tell.
-	flight uint8
 }
 
 // classifyInlineAttr is classifyAttr for the attributes of Options.Inline:
@@ -51,15 +48,12 @@ func (rw *rewriter) textRegion(end int) {
 		return
 	}
 	rw.inl = inlineText{kind: kindContent, prev: '>', start: end}
-	if rw.mode == inScript {
-		rw.inl.flight = flightMaybe
-	}
 }
 
 // flushInline writes buf[done:end] of the element's raw text through the
 // text rules; final when end is where the element ends.
 func (rw *rewriter) flushInline(end int, final bool) {
-	if rw.inl.flight != flightOff && rw.flightFlush(end, final) {
+	if rw.flight != flightOff && rw.flightFlush(end, final) {
 		return
 	}
 	if end <= rw.inl.start {
@@ -115,7 +109,7 @@ func (rw *rewriter) endInline(end int) {
 	if rw.inl.kind == kindNone {
 		return
 	}
-	if rw.inl.flight != flightOff && rw.flightFlush(end, true) {
+	if rw.flight != flightOff && rw.flightFlush(end, true) {
 		return
 	}
 	if rw.regionClear(end) {

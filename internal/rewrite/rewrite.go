@@ -57,7 +57,9 @@
 // Only an unfinished tag is held between reads, and, after <head>, the
 // output up to the page's charset declaration, the end of the head or byte
 // 1024 (charset.go); text, comments and raw text are written as they are
-// scanned. A tag that does not end within
+// scanned, but for Next.js's Flight data (flight.go): a push script is
+// read whole, and the output is held while a text row runs over pushes,
+// each up to Options.MaxTokenBytes. A tag that does not end within
 // Options.MaxTokenBytes makes the rest of the page be copied through
 // unchanged (Stats.Oversize), so memory per page is bounded by that limit
 // however the page is built.
@@ -101,7 +103,8 @@ type Options struct {
 	// attribute, an unterminated tag). From the first tag that does not end
 	// within this many bytes on, the rest of the page is copied through
 	// unchanged, and BodyEnd runs at its end. Text, comments and the content
-	// of raw-text elements are never held, whatever their size. 0 means
+	// of raw-text elements are never held, whatever their size, but for
+	// Next.js's Flight data, which it bounds too (flight.go). 0 means
 	// DefaultMaxTokenBytes.
 	MaxTokenBytes int
 
@@ -162,9 +165,12 @@ type rewriter struct {
 	held                 []byte
 	inl                  inlineText // the text region under the text rules
 	fl                   flightPage // Next.js Flight data (flight.go)
-	encs                 encStream  // the escaped forms after them (encoded.go)
-	names                nameSearch // the last search for the origin's name (inline.go)
-	nameList             []int      // namesIn's result
+	// flight is the state of a script region under the Flight rules:
+	// flightMaybe until its first bytes tell.
+	flight   uint8
+	encs     encStream  // the escaped forms after them (encoded.go)
+	names    nameSearch // the last search for the origin's name (inline.go)
+	nameList []int      // namesIn's result
 	scanner
 }
 
@@ -199,6 +205,7 @@ func (rw *rewriter) reset(dst io.Writer, opts *Options, quirks bool) {
 	rw.hosts.enc.reset(opts.Inline, rw.hosts.name, opts.RequestHost)
 	rw.encs = encStream{rw: rw, tail: rw.encs.tail[:0]}
 	rw.fl.reset()
+	rw.flight = flightOff
 	rw.names.stale()
 	rw.bodyEndDone = opts.BodyEnd == nil
 	maxTok := opts.MaxTokenBytes
@@ -235,6 +242,23 @@ func (rw *rewriter) release() {
 // write writes p to the page's output, or to the hold of a Flight text
 // row (flight.go), which is let go unchanged rather than grow past maxTok.
 func (rw *rewriter) write(p []byte) {
+	if rw.fl.holding || rw.holding {
+		rw.holdWrite(p)
+		return
+	}
+	if rw.err != nil || len(p) == 0 {
+		return
+	}
+	n, err := rw.dst.Write(p)
+	rw.stats.OutBytes += int64(n)
+	if err != nil {
+		rw.err = errors.Join(ErrWrite, err)
+	}
+}
+
+// holdWrite is write while a hold is on: the Flight hold's bytes stay
+// within maxTok, and the charset hold's go to held.
+func (rw *rewriter) holdWrite(p []byte) {
 	if rw.fl.holding {
 		if len(rw.fl.held)+len(p) <= rw.maxTok {
 			rw.fl.held = append(rw.fl.held, p...)

@@ -147,6 +147,9 @@ func (rw *rewriter) startTagDone(raw []byte, end int) {
 		}
 	case atom.Script:
 		s.mode, s.sub = inScript, sData
+		if rw.opts.Inline && len(rw.hosts.hostB) > 0 {
+			rw.flight = flightMaybe // the region textRegion starts (flight.go)
+		}
 	case atom.Style:
 		s.mode, s.rawName = inRawText, "style"
 	case atom.Xmp, atom.Iframe, atom.Noembed, atom.Noframes, atom.Noscript, atom.Textarea, atom.Title:
