@@ -1,11 +1,20 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/ssatd/ssatd/internal/config"
 )
 
 // TestShutdownFailsReadinessBeforeClosingTheListener catches a shutdown that
@@ -110,4 +119,63 @@ origin_url = %q
 	if last := lastLogLine(t, logs); last["msg"] != "stopped" {
 		t.Errorf("last log line = %v, want \"stopped\"", last)
 	}
+}
+
+// TestShutdownWaitsForHandlersWithTracing: the client handler, wrapped
+// for tracing (on or off), still counts the running handlers, so that
+// waitHandlers returns only after a cut-off handler has written its access
+// line (TestShutdownPastTimeoutCutsOffAndExitsZero failed in CI with the
+// access line after "stopped": the tracing wrapper had dropped the count).
+func TestShutdownWaitsForHandlersWithTracing(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(entered)
+		<-release
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "late")
+	}))
+	defer origin.Close()
+	cfg, err := config.Load(writeConfig(t, fmt.Sprintf("[publisher]\ndomain = \"localhost\"\norigin_url = %q\n", origin.URL)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged atomic.Bool // the request's access line is written
+	log := zaptest.NewLogger(t).WithOptions(zap.Hooks(func(e zapcore.Entry) error {
+		if e.Message == "access" {
+			logged.Store(true)
+		}
+		return nil
+	}))
+	d, err := newDaemon(cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := startTracing(context.Background(), &cfg.Tracing, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.useTracing(tr)
+	defer d.stopTracing()
+	served := make(chan struct{})
+	go func() {
+		req := httptest.NewRequest(http.MethodGet, "http://localhost/x", nil)
+		d.client.Handler.ServeHTTP(httptest.NewRecorder(), req)
+		close(served)
+	}()
+	<-entered
+	waited := make(chan struct{})
+	go func() { d.waitHandlers(); close(waited) }()
+	select {
+	case <-waited:
+		close(release) // the handler and the origin may end
+		<-served
+		t.Fatal("waitHandlers returned while a handler was still running")
+	case <-time.After(200 * time.Millisecond): // no early return seen: let it finish
+	}
+	close(release)
+	<-waited
+	if !logged.Load() {
+		t.Fatal("waitHandlers returned before the handler wrote its access line")
+	}
+	<-served
 }

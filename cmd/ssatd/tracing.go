@@ -139,7 +139,9 @@ func (d *daemon) useTracing(t *tracing) {
 		log := d.log.Named("tracing")
 		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing: export failed", zap.Error(err)) }))
 	}
-	d.client.Handler = t.traced(trustedPeer(d.config), d)
+	// Around the handler newDaemon built, which counts the running
+	// handlers for shutdown (waitHandlers).
+	d.client.Handler = t.traced(trustedPeer(d.config), d.client.Handler)
 }
 
 // stopTracing sends the buffered spans, for at most five seconds.
