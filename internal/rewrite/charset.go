@@ -30,12 +30,12 @@ func (rw *rewriter) inputOffset(i int) int64 { return rw.stats.InBytes - int64(r
 func (rw *rewriter) headDone(end int) {
 	rw.stats.HeadFound = true
 	rw.flush(end)
-	if rw.charsetSeen || len(rw.opts.HeadPrepend) == 0 || rw.inputOffset(end) >= prescanBytes {
+	// A Flight hold open here (Next.js data before <head>) keeps going:
+	// the two holds never overlap (flight.go), and this one waits for no
+	// charset declaration.
+	if rw.charsetSeen || len(rw.opts.HeadPrepend) == 0 || rw.inputOffset(end) >= prescanBytes || rw.fl.holding {
 		rw.write(rw.opts.HeadPrepend)
 		return
-	}
-	if rw.fl.holding {
-		rw.flightRelease(false) // the two holds never overlap (flight.go)
 	}
 	rw.held = rw.held[:0]
 	rw.holding = true

@@ -56,7 +56,10 @@ type flightPage struct {
 	lost bool   // the stream can no longer be read as rows
 	row  uint8  // the row state
 	tag  byte   // the length row's tag
-	n    uint64 // the length being read, then the bytes left of the row
+	// either: the tag is a length row's in some React versions and a
+	// newline row's in others (eitherTag)
+	either bool
+	n      uint64 // the length being read, then the bytes left of the row
 	// The open text row whose content is rewritten at its end: from its
 	// length on, all output is held (holding); its hex length is
 	// held[hexAt:hexEnd] and its content the pieces segs of held.
@@ -290,6 +293,9 @@ func (rw *rewriter) flightChunk(str []byte) {
 				rw.flightLose()
 				continue
 			}
+			if fl.holding && len(fl.held)+j-plain > rw.maxTok {
+				rw.flightRelease(false) // the hold stays within maxTok
+			}
 			if fl.holding {
 				fl.segs = append(fl.segs, span{len(fl.held), len(fl.held) + j - plain})
 				fl.held = append(fl.held, s[plain:j]...)
@@ -318,10 +324,11 @@ func (rw *rewriter) flightChunk(str []byte) {
 			// The length begins after the tag: the piece before goes out.
 			rw.flightPlain(s[plain:i])
 			plain = i
-			if fl.tag == 'T' && !rw.holding {
+			if fl.tag == 'T' {
+				rw.endCharsetHold()
 				fl.holding, fl.held, fl.segs = true, fl.held[:0], fl.segs[:0]
 			}
-		case prevRow == rowLength && fl.row != rowLength:
+		case prevRow == rowLength && c == ',':
 			plain = rw.flightLengthEnd(s, plain, i, w)
 		}
 	}
@@ -363,7 +370,8 @@ func (rw *rewriter) flightChunkEnd(s []byte, plain int) {
 			rw.write(s[plain:])
 		}
 	case rowLine:
-		if !rw.holding && !fl.lost {
+		if !fl.lost {
+			rw.endCharsetHold()
 			// The row goes on in the next push: a tail that may begin a
 			// reference waits for it, and the output after it is held.
 			out, carry, n := rw.flightRun(rw.fl.scratch[:0], s[plain:], false)
@@ -379,6 +387,15 @@ func (rw *rewriter) flightChunkEnd(s []byte, plain int) {
 		fallthrough
 	default:
 		rw.flightPlain(s[plain:])
+	}
+}
+
+// endCharsetHold ends the charset hold (charset.go) where the Flight rules
+// need a hold of their own, as the end of the prescan window would: the two
+// never overlap, and where the Flight rules act does not depend on reads.
+func (rw *rewriter) endCharsetHold() {
+	if rw.holding {
+		rw.releaseHead(false)
 	}
 }
 
@@ -416,18 +433,25 @@ func (rw *rewriter) flightRun(dst, p []byte, final bool) (out, tail []byte, n in
 }
 
 // flightTail is where a reference may begin in p that the bytes after p
-// decide: a name that ends near p's end, from the longest form before it,
-// or a proper prefix of a form and the name.
+// decide: the form before a name that ends near p's end, or a proper
+// prefix of a form and the name.
 func (rw *rewriter) flightTail(p []byte) int {
 	h := &rw.hosts
+	tail := h.holdFrom(p, max(0, len(p)-len(h.hostB)+1-textLookbehind))
 	const near = 16 // a port, or a '.' or '-' that would make a longer name
-	ws := max(0, len(p)-len(h.hostB)-near)
-	for k := ws; k+len(h.hostB) <= len(p); k++ {
-		if nameFoldAt(p[k:], h.hostB) && allHostBytes(p[k+len(h.hostB):]) {
-			return max(0, k-textLookbehind)
+	for k := max(0, len(p)-len(h.hostB)-near); k+len(h.hostB) <= len(p); k++ {
+		if !nameFoldAt(p[k:], h.hostB) || !allHostBytes(p[k+len(h.hostB):]) {
+			continue
 		}
+		for _, f := range textForms {
+			if f != "" && k >= len(f) && nameFoldAt(p[k-len(f):], []byte(f)) {
+				tail = min(tail, k-len(f)) // the first form that ends at k is the longest
+				break
+			}
+		}
+		break
 	}
-	return h.holdFrom(p, max(0, len(p)-len(h.hostB)+1-textLookbehind))
+	return tail
 }
 
 // allHostBytes reports whether every byte of t could go on a host name

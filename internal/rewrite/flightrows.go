@@ -21,6 +21,7 @@ func (fl *flightPage) step(c byte) {
 		switch {
 		case isLengthTag(c):
 			fl.row, fl.tag, fl.n = rowLength, c, 0
+			fl.either = eitherTag(c)
 		case c == '\n':
 			fl.row = rowID // an empty row
 		default:
@@ -37,6 +38,10 @@ func (fl *flightPage) step(c byte) {
 			}
 		case isLowerHex(c) && fl.n < 1<<40:
 			fl.n = fl.n<<4 | uint64(hexVal(c))
+		case fl.either && c == '\n':
+			fl.row = rowID // a newline row after all, and an empty one
+		case fl.either:
+			fl.row = rowLine
 		default:
 			fl.lost = true
 		}
@@ -129,10 +134,21 @@ func hexVal(c byte) byte {
 
 // isLengthTag reports the tags of rows that give their length: "T" and
 // React's binary rows, of every React version that has them
-// (ReactFlightClient.js, processBinaryChunk).
+// (ReactFlightClient.js, processBinaryChunk). Those of eitherTag are
+// newline rows in other versions (React 19.1: "C" ends a stream, "D" is
+// debug information): such a row gives its length only if hex digits and
+// a "," follow the tag.
 func isLengthTag(c byte) bool {
 	switch c {
 	case 'T', 'A', 'O', 'o', 'U', 'S', 's', 'L', 'l', 'G', 'g', 'M', 'm', 'V', 'C', 'c', 'F', 'D', 'N':
+		return true
+	}
+	return false
+}
+
+func eitherTag(c byte) bool {
+	switch c {
+	case 'C', 'c', 'F', 'D', 'N':
 		return true
 	}
 	return false

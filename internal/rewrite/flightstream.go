@@ -84,15 +84,15 @@ func (f *flightStream) feed(p []byte) {
 			p = p[j+1:]
 			f.endRow(false)
 		default:
-			prev := fl.row
-			fl.step(p[0])
+			prev, c := fl.row, p[0]
+			fl.step(c)
 			f.take(p[:1])
 			p = p[1:]
 			switch {
 			case fl.lost:
-			case prev == rowTag && fl.row == rowID: // an empty row
+			case fl.row == rowID && c == '\n': // an empty row
 				f.endRow(false)
-			case prev == rowLength && fl.row != rowLength:
+			case prev == rowLength && c == ',':
 				f.body = len(f.row)
 				if fl.tag != 'T' || fl.n > uint64(f.max) {
 					f.passRow() // binary, or too long to hold

@@ -294,6 +294,12 @@ func (rw *rewriter) bodyEnd() {
 	if rw.holding {
 		rw.releaseHead(false) // no charset declaration before </body>
 	}
+	if rw.fl.holding && !rw.fl.gap {
+		// A text row open at </body> goes out as it came, so that the
+		// auction's wait flushes the page; the few bytes after a cut
+		// reference wait for the next push.
+		rw.flightRelease(false)
+	}
 	if rw.opts.BeforeWait != nil {
 		if err := rw.opts.BeforeWait(); err != nil {
 			rw.err = errors.Join(ErrWrite, err)
