@@ -62,7 +62,7 @@ type flightPage struct {
 	n      uint64 // the length being read, then the bytes left of the row
 	// The open text row whose content is rewritten at its end: from its
 	// length on, all output is held (holding); its hex length is
-	// held[hexAt:hexEnd] and its content the pieces segs of held.
+	// held[:hexEnd] and its content the pieces segs of held.
 	holding     bool
 	rewriteBody bool // the open length row's content gets the text rules
 	held        []byte
@@ -74,6 +74,7 @@ type flightPage struct {
 	carry   []byte
 	gap     bool
 	joined  []byte // scratch: carry and a push's string
+	piece   []byte // scratch: a text row's piece at its release
 	scratch []byte
 }
 
@@ -81,7 +82,7 @@ type span struct{ from, to int }
 
 func (fl *flightPage) reset() {
 	*fl = flightPage{src: fl.src[:0], held: fl.held[:0], segs: fl.segs[:0], carry: fl.carry[:0],
-		joined: fl.joined[:0], scratch: fl.scratch[:0]}
+		joined: fl.joined[:0], piece: fl.piece[:0], scratch: fl.scratch[:0]}
 }
 
 // flightMaxLead is how much white space may come before a push; Next.js
@@ -509,29 +510,30 @@ func (rw *rewriter) flightRelease(done bool) {
 		fl.held, fl.carry, fl.gap = fl.held[:0], fl.carry[:0], false
 		return
 	}
-	out := append(fl.scratch[:0], fl.held[:fl.hexEnd]...)
+	// out is the held output after the length; piece is a piece of the
+	// row with the tail of the one before that may begin a reference, a
+	// buffer of its own (flightChunk may be reading fl.joined).
+	out, piece := fl.scratch[:0], fl.piece[:0]
 	last, length, changed := fl.hexEnd, uint64(0), 0
 	var carry []byte
 	for k, sg := range fl.segs {
 		out = append(out, fl.held[last:sg.from]...)
-		// A tail of the last piece that may begin a reference goes on
-		// with this one, in this push.
-		fl.joined = append(append(fl.joined[:0], carry...), fl.held[sg.from:sg.to]...)
+		piece = append(append(piece[:0], carry...), fl.held[sg.from:sg.to]...)
 		from := len(out)
 		var n int
-		out, carry, n = rw.flightRun(out, fl.joined, k == len(fl.segs)-1)
-		carry = append(fl.carry[:0], carry...)
-		fl.carry = carry[:0]
+		out, carry, n = rw.flightRun(out, piece, k == len(fl.segs)-1)
 		changed += n
 		length += flightLen(out[from:])
 		last = sg.to
 	}
 	out = append(out, fl.held[last:]...)
 	if changed > 0 {
-		hex := strconv.AppendUint(nil, length, 16)
-		out = append(out[:0], append(hex, out[fl.hexEnd:]...)...)
+		var hex [16]byte
+		rw.emit(strconv.AppendUint(hex[:0], length, 16))
 		rw.stats.InlineRewritten += changed
+	} else {
+		rw.emit(fl.held[:fl.hexEnd])
 	}
 	rw.emit(out)
-	fl.scratch, fl.held, fl.segs = out[:0], fl.held[:0], fl.segs[:0]
+	fl.scratch, fl.piece, fl.held, fl.segs = out[:0], piece[:0], fl.held[:0], fl.segs[:0]
 }

@@ -7,29 +7,13 @@ import (
 	"testing"
 )
 
-const rvO, rvW = "https://origin.pub.example", "https://www.pub.example"
+const flO, flW = "https://origin.pub.example", "https://www.pub.example"
 
-// nByteReader returns s n bytes a read.
-type nByteReader struct {
-	s string
-	n int
-}
-
-func (r *nByteReader) Read(p []byte) (int, error) {
-	if len(r.s) == 0 {
-		return 0, io.EOF
-	}
-	k := min(r.n, len(p), len(r.s))
-	copy(p, r.s[:k])
-	r.s = r.s[k:]
-	return k, nil
-}
-
-func rvOpts() *Options {
+func flightTestOpts() *Options {
 	return &Options{OriginHost: "origin.pub.example", RequestHost: "www.pub.example", RequestScheme: "https", Inline: true}
 }
 
-func rvRun(t *testing.T, page string, o *Options, r io.Reader) string {
+func runFlightPage(t *testing.T, page string, o *Options, r io.Reader) string {
 	t.Helper()
 	var out bytes.Buffer
 	if r == nil {
@@ -46,15 +30,15 @@ func rvRun(t *testing.T, page string, o *Options, r io.Reader) string {
 // hold ends the charset hold where the prescan window would.
 func TestFlightCharsetHoldDoesNotDependOnReads(t *testing.T) {
 	filler := "<title>" + strings.Repeat("t", 1000) + "</title>"
-	page := "<html><head>" + filler + push(`1a:T29,{\"url\":\"`+rvO+`/path\"}`) + "</head><body></body></html>"
-	o := rvOpts()
+	page := "<html><head>" + filler + push(`1a:T29,{\"url\":\"`+flO+`/path\"}`) + "</head><body></body></html>"
+	o := flightTestOpts()
 	o.HeadPrepend = []byte("<script src=/x.js></script>")
-	whole := rvRun(t, page, o, nil)
-	small := rvRun(t, page, o, &nByteReader{s: page, n: 7})
+	whole := runFlightPage(t, page, o, nil)
+	small := runFlightPage(t, page, o, &fixedReader{s: page, n: 7})
 	if whole != small {
 		t.Fatalf("output depends on reads:\nwhole %q\nsmall %q", whole[len(whole)-200:], small[len(small)-200:])
 	}
-	if !strings.Contains(whole, push(`1a:T26,{\"url\":\"`+rvW+`/path\"}`)) {
+	if !strings.Contains(whole, push(`1a:T26,{\"url\":\"`+flW+`/path\"}`)) {
 		t.Fatalf("the text row was not rewritten: %q", whole[len(whole)-200:])
 	}
 }
@@ -63,10 +47,10 @@ func TestFlightCharsetHoldDoesNotDependOnReads(t *testing.T) {
 // next push's ".evil" makes it another host, left as it is.
 func TestFlightCutHostCarriedUnderAnyLimit(t *testing.T) {
 	for _, max := range []int{0, 100, 150, 300} {
-		page := "<html><body>" + push(`1:\"a `+rvO) + "\n" + push(`.evil/\"\n`) + "</body></html>"
-		o := rvOpts()
+		page := "<html><body>" + push(`1:\"a `+flO) + "\n" + push(`.evil/\"\n`) + "</body></html>"
+		o := flightTestOpts()
 		o.MaxTokenBytes = max
-		got := rvRun(t, page, o, nil)
+		got := runFlightPage(t, page, o, nil)
 		// The carry moves the cut reference whole into the next push; the
 		// host is origin.pub.example.evil, left as it is.
 		if strings.Contains(got, "www.pub.example") {
@@ -79,15 +63,15 @@ func TestFlightCutHostCarriedUnderAnyLimit(t *testing.T) {
 // push like anywhere else: ".evil" there makes it another host, left as
 // it is, and "http:" then "//ORIGIN..." is one reference, rewritten whole.
 func TestFlightCutHostUnderTheCharsetHold(t *testing.T) {
-	o := rvOpts()
+	o := flightTestOpts()
 	o.HeadPrepend = []byte("<!--HP-->")
 	for _, c := range []struct{ in, want string }{
-		{push(`0:\"`+rvO) + push(`.evil/\"\n`), push(`0:\"`) + push(rvO+`.evil/\"\n`)},
+		{push(`0:\"`+flO) + push(`.evil/\"\n`), push(`0:\"`) + push(flO+`.evil/\"\n`)},
 		{push(`0:\"http:`) + push(`//ORIGIN.pub.example/\"\n`), push(`0:\"`) + push(`https://www.pub.example/\"\n`)},
 	} {
 		page := "<html><head>" + c.in + "<meta charset=utf-8></head><body></body></html>"
 		want := "<html><head><!--HP-->" + c.want + "<meta charset=utf-8></head><body></body></html>"
-		if got := rvRun(t, page, o, nil); got != want {
+		if got := runFlightPage(t, page, o, nil); got != want {
 			t.Errorf("\n got %q\nwant %q", got, want)
 		}
 	}
@@ -98,19 +82,19 @@ func TestFlightCutHostUnderTheCharsetHold(t *testing.T) {
 // processFullStringRow case 67, 68), where other versions have binary
 // rows of these tags: without hex digits and a "," they are newline rows.
 func TestFlightCRowIsNewlineRow(t *testing.T) {
-	in := push(`1:C\n2:\"`+rvO+`/a\"\n`) + push(`3:T1b,`+rvO+`/`)
-	want := push(`1:C\n2:\"`+rvW+`/a\"\n`) + push(`3:T18,`+rvW+`/`)
+	in := push(`1:C\n2:\"`+flO+`/a\"\n`) + push(`3:T1b,`+flO+`/`)
+	want := push(`1:C\n2:\"`+flW+`/a\"\n`) + push(`3:T18,`+flW+`/`)
 	page := "<html><body>" + in + "</body></html>"
-	if got := rvRun(t, page, rvOpts(), nil); got != "<html><body>"+want+"</body></html>" {
+	if got := runFlightPage(t, page, flightTestOpts(), nil); got != "<html><body>"+want+"</body></html>" {
 		t.Errorf("page:\n got %q\nwant %q", got, "<html><body>"+want+"</body></html>")
 	}
 	var out bytes.Buffer
 	o := &TextOptions{OriginHost: "origin.pub.example", RequestHost: "www.pub.example", RequestScheme: "https"}
-	payload := "1:C\n2:\"" + rvO + "/a\"\n3:D{\"name\":\"x\"}\n4:\"" + rvO + "/b\"\n"
+	payload := "1:C\n2:\"" + flO + "/a\"\n3:D{\"name\":\"x\"}\n4:\"" + flO + "/b\"\n"
 	if _, err := RewriteFlight(&out, strings.NewReader(payload), o); err != nil {
 		t.Fatal(err)
 	}
-	if want := strings.ReplaceAll(payload, rvO, rvW); out.String() != want {
+	if want := strings.ReplaceAll(payload, flO, flW); out.String() != want {
 		t.Errorf("payload:\n got %q\nwant %q", out.String(), want)
 	}
 }
@@ -121,7 +105,7 @@ func TestFlightCRowIsNewlineRow(t *testing.T) {
 func TestFlightTextRowOpenAtBodyEndIsFlushed(t *testing.T) {
 	var out bytes.Buffer
 	var atWait string
-	o := rvOpts()
+	o := flightTestOpts()
 	o.HeadPrepend = []byte("<!--HP-->")
 	o.BeforeWait = func() error { atWait = out.String(); return nil }
 	o.BodyEnd = func() []byte { return []byte("<!--BE-->") }
@@ -150,7 +134,7 @@ func TestFlightHoldWithinMaxTokenBytes(t *testing.T) {
 	const max = 300
 	x := strings.Repeat("x", 200)
 	page := "<html><body>" + push(`1:T12c,`+x) + push(x[:100]) + "</body></html>"
-	o := rvOpts()
+	o := flightTestOpts()
 	o.MaxTokenBytes = max
 	var w maxWriter
 	if _, err := Rewrite(&w, strings.NewReader(page), o); err != nil {

@@ -27,7 +27,7 @@ func FuzzFlightHostile(f *testing.F) {
 			}
 		}()
 		page := "<html><head><meta charset=utf-8></head><body>" + push(a) + "<p>x</p>" + push(b) + "</body></html>"
-		o := rvOpts()
+		o := flightTestOpts()
 		if mt > 0 {
 			o.MaxTokenBytes = 40 + int(mt)
 		}

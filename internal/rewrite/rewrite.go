@@ -229,7 +229,7 @@ func (rw *rewriter) release() {
 	if cap(rw.held) > 4*readSize {
 		rw.held = nil
 	}
-	if cap(rw.fl.src)+cap(rw.fl.held)+cap(rw.fl.scratch) > 4*readSize {
+	if cap(rw.fl.src)+cap(rw.fl.held)+cap(rw.fl.scratch)+cap(rw.fl.joined)+cap(rw.fl.piece) > 4*readSize {
 		rw.fl = flightPage{}
 	}
 	if cap(rw.hosts.val) > 4*readSize {
@@ -241,6 +241,8 @@ func (rw *rewriter) release() {
 
 // write writes p to the page's output, or to the hold of a Flight text
 // row (flight.go), which is let go unchanged rather than grow past maxTok.
+// It repeats emit's write to the destination: it runs for every piece of
+// output, and a call to emit there cost 0.3 % of the corpus rewrite.
 func (rw *rewriter) write(p []byte) {
 	if rw.fl.holding || rw.holding {
 		rw.holdWrite(p)
