@@ -50,6 +50,19 @@ func (rw *rewriter) textRegion(end int) {
 	rw.inl = inlineText{kind: kindContent, prev: '>', start: end}
 }
 
+// tokenBoundary ends the text rules' run at end, where a comment begins or
+// ends inside a region, and starts the next run there. The visitor's DOM
+// never joins a comment with the text beside it, so no reference, and no
+// NUL that nulBefore reads, spans the two; the rules then see each one as
+// the reference tokenizer does.
+func (rw *rewriter) tokenBoundary(end int) {
+	if rw.inl.kind == kindNone {
+		return
+	}
+	rw.endInline(end)
+	rw.textRegion(end)
+}
+
 // flushInline writes buf[done:end] of the element's raw text through the
 // text rules; final when end is where the element ends.
 func (rw *rewriter) flushInline(end int, final bool) {

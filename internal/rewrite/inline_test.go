@@ -148,6 +148,11 @@ func TestInlineNULLeavesReference(t *testing.T) {
 		{"before a scheme form", "<p>\x00https://origin.pub.example/</p>", "<p>\x00https://www.pub.example/</p>"},
 		{"further on", "<p>//origin.pub.example/\x00</p>", "<p>//www.pub.example/\x00</p>"},
 		{"far before", "<p>\x00 and so on, then //origin.pub.example/</p>", "<p>\x00 and so on, then //www.pub.example/</p>"},
+		// A comment is a node of its own: no NUL beside it joins its text.
+		{"in text before a comment", "<p>\x00<!--//origin.pub.example/--></p>", "<p>\x00<!--//www.pub.example/--></p>"},
+		{"in a comment before text", "<p><!--\x00-->//origin.pub.example/</p>", "<p><!--\x00-->//www.pub.example/</p>"},
+		{"in a short comment before text", "<p><!--\x00>-->//origin.pub.example/</p>", "<p><!--\x00>-->//www.pub.example/</p>"},
+		{"in a comment, before the host", "<p><!--\x00//origin.pub.example/--></p>", "<p><!--\x00//origin.pub.example/--></p>"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { inlineAnyReads(t, tc.in, tc.want, 30) })
 	}

@@ -30,6 +30,7 @@ func (rw *rewriter) scanComment() bool {
 			switch c {
 			case '>':
 				rw.pos, rw.mode = i+1, inText
+				rw.tokenBoundary(i + 1)
 				return true
 			case '-':
 				if st == cStart {
@@ -60,6 +61,7 @@ func (rw *rewriter) scanComment() bool {
 			switch {
 			case c == '>':
 				rw.pos, rw.mode = i+1, inText
+				rw.tokenBoundary(i + 1)
 				return true
 			case c == '-' && st == cEnd:
 				i++

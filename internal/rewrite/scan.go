@@ -245,6 +245,7 @@ func (rw *rewriter) scanText() bool {
 				return false
 			}
 			if b[lt+2] == '-' && b[lt+3] == '-' {
+				rw.tokenBoundary(lt)
 				rw.pos, rw.mode, rw.sub = lt+4, inComment, cStart
 				return true
 			}
