@@ -201,11 +201,13 @@ func (ref *refRewriter) rewriteTag(raw []byte) ([]byte, error) {
 			continue
 		}
 		quote := valueQuote(raw, a.ValAt)
-		nv, changed := ref.valueRaw(string(raw[a.ValAt[0]:a.ValAt[1]]), quote, kind)
+		nv, dec, changed := ref.valueRaw(string(raw[a.ValAt[0]:a.ValAt[1]]), quote, kind)
 		if !changed {
 			continue
 		}
-		want[i], _ = ref.value(a.Val, kind)
+		// The rules read the page's bytes, where a NUL is still a NUL
+		// (nulBefore); the Tokenizer's value has U+FFFD for it.
+		want[i] = strings.ReplaceAll(dec, "\x00", "\ufffd")
 		out.Write(raw[last:a.ValAt[0]])
 		if quote == 0 && refNeedsQuotes(nv) {
 			// docs/behaviour.md: an unquoted value that would need quotes
@@ -243,16 +245,17 @@ func (ref *refRewriter) value(v, kind string) (string, bool) {
 // valueRaw is value for a raw attribute value in its quotes, as
 // refRules.rewriteRaw: the page's own spelling is kept when the same
 // rewrite of the raw text decodes to the rewritten value, and the
-// rewritten value is escaped for the quotes otherwise.
-func (ref *refRewriter) valueRaw(raw string, quote byte, kind string) (string, bool) {
-	want, changed := ref.value(refDecode(raw, quote), kind)
+// rewritten value is escaped for the quotes otherwise. want is the
+// rewritten decoded value.
+func (ref *refRewriter) valueRaw(raw string, quote byte, kind string) (out, want string, changed bool) {
+	want, changed = ref.value(refDecode(raw, quote), kind)
 	if !changed {
-		return "", false
+		return "", "", false
 	}
 	if direct, ok := ref.value(raw, kind); ok && refDecode(direct, quote) == want {
-		return direct, true
+		return direct, want, true
 	}
-	return refEscape(want, quote), true
+	return refEscape(want, quote), want, true
 }
 
 // refCheckTag checks that the rewritten tag out reads, to the Tokenizer, as
