@@ -207,6 +207,9 @@ func (ref *refRewriter) rewriteTag(raw []byte) ([]byte, error) {
 		}
 		// The rules read the page's bytes, where a NUL is still a NUL
 		// (nulBefore); the Tokenizer's value has U+FFFD for it.
+		if before := strings.ReplaceAll(refDecode(string(raw[a.ValAt[0]:a.ValAt[1]]), quote), "\x00", "\ufffd"); before != a.Val {
+			return nil, fmt.Errorf("reference: value %q decodes to %q, the Tokenizer's %q", raw[a.ValAt[0]:a.ValAt[1]], before, a.Val)
+		}
 		want[i] = strings.ReplaceAll(dec, "\x00", "\ufffd")
 		out.Write(raw[last:a.ValAt[0]])
 		if quote == 0 && refNeedsQuotes(nv) {
