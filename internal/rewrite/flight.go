@@ -512,7 +512,8 @@ func (rw *rewriter) flightRelease(done bool) {
 	}
 	// out is the held output after the length; piece is a piece of the
 	// row with the tail of the one before that may begin a reference, a
-	// buffer of its own (flightChunk may be reading fl.joined).
+	// buffer of its own (flightChunk may be reading fl.joined). carry
+	// points into piece: the append moves it to the front first.
 	out, piece := fl.scratch[:0], fl.piece[:0]
 	last, length, changed := fl.hexEnd, uint64(0), 0
 	var carry []byte
