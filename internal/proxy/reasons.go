@@ -32,6 +32,7 @@ const (
 	reasonClientGone
 	// Requests refused before any origin request (ServeHTTP's refusals).
 	reasonConnectRefused
+	reasonBadTarget
 	reasonRequestTE
 	reasonLoop
 	// Fastly's limits under compute.limits = "fastly" (computelimits.go).
@@ -70,6 +71,7 @@ var reasonNames = [reasonCount]string{
 	reasonPipelinePanic:      "pipeline_panic",
 	reasonClientGone:         "client_gone",
 	reasonConnectRefused:     "connect_refused",
+	reasonBadTarget:          "bad_request_target",
 	reasonRequestTE:          "request_transfer_encoding",
 	reasonLoop:               "loop_detected",
 	reasonURLTooLong:         "compute_url_too_long",
