@@ -21,7 +21,8 @@ func (g *Guest) rewriteOriginRequest(pr *httputil.ProxyRequest) {
 	x := exchangeOf(pr.In)
 	// SetURL replaces scheme and host whatever the client sent: an
 	// absolute-form request URI or a foreign Host never changes where ssatd
-	// connects. The client's path and query are kept as they are.
+	// connects. The client's path and query are kept as they are, but
+	// for bytes above 0x7f, which go percent-encoded.
 	pr.SetURL(g.origin)
 	pr.Out.URL.RawQuery = escapeNonASCII(pr.Out.URL.RawQuery)
 	if g.allowOverride || g.diagnostics {
