@@ -439,7 +439,8 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.startAuction(x, r, decision)
-	hw := &headerRewriter{ResponseWriter: fw, g: g, x: x}
+	ignoreUpgrade(r)
+	hw := &headerRewriter{ResponseWriter: fw, g: g, x: x, noInterim: !r.ProtoAtLeast(1, 1)}
 	ctx := httptrace.WithClientTrace(context.WithValue(x.ctx, exchangeKey{}, x), x.connectTrace())
 	g.rp.ServeHTTP(hw, r.WithContext(ctx))
 	hw.dropTrailers()

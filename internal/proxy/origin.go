@@ -21,8 +21,10 @@ func (g *Guest) rewriteOriginRequest(pr *httputil.ProxyRequest) {
 	x := exchangeOf(pr.In)
 	// SetURL replaces scheme and host whatever the client sent: an
 	// absolute-form request URI or a foreign Host never changes where ssatd
-	// connects. The client's path and query are kept as they are.
+	// connects. The client's path and query are kept as they are, but
+	// for bytes above 0x7f, which go percent-encoded.
 	pr.SetURL(g.origin)
+	pr.Out.URL.RawQuery = escapeNonASCII(pr.Out.URL.RawQuery)
 	if g.allowOverride || g.diagnostics {
 		stripModeOverride(pr.Out.URL)
 	}
@@ -127,4 +129,32 @@ func (g *Guest) looped(r *http.Request) bool {
 		}
 	}
 	return false
+}
+
+// escapeNonASCII percent-encodes the bytes above 0x7f of a raw query, which
+// an HTTP/2 :path (or a lenient HTTP/1 client) may carry as they are: a
+// request-target is ASCII (RFC 9112 §3.2, RFC 3986 §3.4), and browsers send
+// such bytes percent-encoded (the WHATWG URL standard's query state). Go
+// already escapes them in the path (url.URL.EscapedPath); the query it
+// writes as it is.
+func escapeNonASCII(q string) string {
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] >= 0x80 {
+			n++
+		}
+	}
+	if n == 0 {
+		return q
+	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(q)+2*n)
+	for i := 0; i < len(q); i++ {
+		if c := q[i]; c >= 0x80 {
+			b = append(b, '%', hex[c>>4], hex[c&15])
+		} else {
+			b = append(b, c)
+		}
+	}
+	return string(b)
 }

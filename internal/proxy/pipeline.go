@@ -72,6 +72,9 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	if err := refusePartial(resp); err != nil {
 		return err
 	}
+	if err := refuseSwitch(resp); err != nil {
+		return err
+	}
 	rt, coding, text := g.classifyResponse(req.Method, resp)
 	x.route, x.text = rt, text
 	_, x.originCoding, _ = contentCoding(resp.Header)
