@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,21 +34,31 @@ func reactModules(t *testing.T) string {
 // the client's hydration: a counter that re-renders the slot's parent, and
 // a button that remounts the slot's element with a new key, as a client
 // navigation that keeps the layout does. The slot is an empty element the
-// app renders, as a publisher's ad component renders its container. A
-// passive effect marks the commit that ends hydration (or the client
-// render that replaces it after a mismatch).
+// app renders, as a publisher's ad component renders its container; its
+// effect counts the commits that hydrated or rendered it. With slow, the
+// slot follows a story in a Suspense boundary: React hydrates a
+// boundary after the root, in slices between frames, and the story's
+// blocks take about 2 ms each to render, a slow device's hydration.
 const reactApp = `
-function makeApp(React) {
+function makeApp(React, slow) {
   var h = React.createElement;
-  function Ad() { return h("div", { id: "ad-top", className: "ad" }); }
+  function Ad() {
+    React.useEffect(function () { window.__adCommits = (window.__adCommits || 0) + 1; }, []);
+    return h("div", { id: "ad-top", className: "ad" });
+  }
+  function Block(p) { for (var end = Date.now() + 2; Date.now() < end; ); return h("p", null, "block " + p.i); }
+  function Story() {
+    var out = [];
+    for (var i = 0; i < 100; i++) out.push(h(Block, { key: i, i: i }));
+    return h("section", null, out);
+  }
   return function App() {
-    var c = React.useState(0), r = React.useState(0);
-    React.useEffect(function () { window.__committed = (window.__committed || 0) + 1; }, []);
+    var c = React.useState(0), r = React.useState(0), ad = h(Ad, { key: "ad-" + r[0] });
     return h("main", null,
       h("h1", null, "A React page"),
       h("button", { id: "count", onClick: function () { c[1](c[0] + 1); } }, "clicked " + c[0]),
       h("button", { id: "remount", onClick: function () { r[1](r[0] + 1); } }, "remount"),
-      h(Ad, { key: "ad-" + r[0] }),
+      slow ? h(React.Suspense, { fallback: null }, h(Story), ad) : ad,
       h("p", null, "The story."));
   };
 }
@@ -57,7 +69,7 @@ const reactServerRender = `
 const req = require('module').createRequire(process.argv[1] + '/');
 const React = req('react'), server = req('react-dom/server');
 ` + reactApp + `
-process.stdout.write(server.renderToString(React.createElement(makeApp(React))));
+process.stdout.write(server.renderToString(React.createElement(makeApp(React, process.argv[2] === "slow"))));
 `
 
 // reactClientScript is the client: React's own production CommonJS builds
@@ -65,7 +77,7 @@ process.stdout.write(server.renderToString(React.createElement(makeApp(React))))
 // require the script defines, then hydrateRoot. An error React reports
 // (a hydration mismatch goes to window.reportError, React 19's default
 // onRecoverableError) or logs is kept in window.__errors as it happens.
-func reactClientScript(t *testing.T, dir string) []byte {
+func reactClientScript(t *testing.T, dir string, slow bool) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	b.WriteString("(function () {\nwindow.__errors = [];\n" +
@@ -95,7 +107,7 @@ function require(name) {
 }
 var React = require("react"), client = require("react-dom/client");
 ` + reactApp + `
-client.hydrateRoot(document.getElementById("root"), React.createElement(makeApp(React)));
+client.hydrateRoot(document.getElementById("root"), React.createElement(makeApp(React, ` + strconv.FormatBool(slow) + `)));
 })();
 `)
 	return b.Bytes()
@@ -104,11 +116,15 @@ client.hydrateRoot(document.getElementById("root"), React.createElement(makeApp(
 // reactOrigin serves a page whose #root holds the app's server render and
 // whose client script is added at DOMContentLoaded, so React hydrates
 // after it, as a Next.js page's async chunks do on a real network.
-func reactOrigin(t *testing.T) *httptest.Server {
+func reactOrigin(t *testing.T, slow bool) *httptest.Server {
 	t.Helper()
 	dir := reactModules(t)
 	node := testutil.RequireTool(t, "node", "nodejs")
-	cmd := exec.Command(node, "-e", reactServerRender, filepath.Join(dir, "node_modules"))
+	kind := "fast"
+	if slow {
+		kind = "slow"
+	}
+	cmd := exec.Command(node, "-e", reactServerRender, filepath.Join(dir, "node_modules"), kind)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	ssr, err := cmd.Output()
@@ -122,7 +138,7 @@ func reactOrigin(t *testing.T) *httptest.Server {
 		`<div id="root">` + string(ssr) + `</div>` +
 		`<script>document.addEventListener("DOMContentLoaded", function () { var s = document.createElement("script"); s.src = "/app.js"; document.body.appendChild(s); });</script>` +
 		`</body></html>`
-	app := reactClientScript(t, dir)
+	app := reactClientScript(t, dir, slow)
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/":
@@ -147,7 +163,7 @@ const reactCreative = `<p id="creative">REACT-SLOT-CREATIVE</p>`
 type reactSlot struct {
 	Creative  bool     `json:"creative"`
 	Marked    bool     `json:"marked"`
-	Committed int      `json:"committed"`
+	AdCommits int      `json:"adCommits"`
 	Count     string   `json:"count"`
 	Errors    []string `json:"errors"`
 }
@@ -155,7 +171,7 @@ type reactSlot struct {
 const reactSlotJS = `(function () {
 	var el = document.getElementById("ad-top"), f = el && el.querySelector("iframe");
 	return { creative: !!(f && f.srcdoc.indexOf("REACT-SLOT-CREATIVE") >= 0), marked: !!(el && el.__marked),
-		committed: window.__committed || 0, count: (document.getElementById("count") || {}).textContent || "",
+		adCommits: window.__adCommits || 0, count: (document.getElementById("count") || {}).textContent || "",
 		errors: window.__errors || [] };
 })()`
 
@@ -163,11 +179,25 @@ const reactSlotJS = `(function () {
 // that React renders before React hydrated it: React found the creative an
 // extra child (error #418), rendered the root anew and the creative was
 // gone. Through ssatd in Chromium, a React 19 page hydrates with no error
-// and keeps its creative; a state change that re-renders the slot's
-// parent keeps it, and a remount that replaces the slot's element gets it
-// again.
+// and keeps its creative, with the slot in the root and in a Suspense
+// boundary whose hydration outlasts the load event's two frames; a state
+// change that re-renders the slot's parent keeps it, and a remount that
+// replaces the slot's element gets it again.
 func TestReactHydrationKeepsTheCreative(t *testing.T) {
-	origin := reactOrigin(t)
+	browser := startBrowser(t)
+	for _, tc := range []struct {
+		name string
+		slow bool
+	}{
+		{"slot-in-root", false},
+		{"slot-in-slow-suspense-boundary", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) { reactPageKeepsCreative(t, browser, tc.slow) })
+	}
+}
+
+func reactPageKeepsCreative(t *testing.T, browser context.Context, slow bool) {
+	origin := reactOrigin(t, slow)
 	front := measureDaemon(t, origin.URL, func(c *config.Config) {
 		c.Publisher.Domain = strings.TrimPrefix(origin.URL, "http://")
 		c.CreativeOpportunities.Slots = []config.Slot{{ID: "ad-top", PagePatterns: []string{"/**"}, Formats: [][]int{{300, 250}}}}
@@ -175,17 +205,10 @@ func TestReactHydrationKeepsTheCreative(t *testing.T) {
 		c.Auction.StaticBids = []config.StaticBid{{SlotID: "ad-top", HbPb: "1.00", HbBidder: "static", W: 300, H: 250, HbAdid: "r1", Adm: reactCreative}}
 	})
 	ev := &pageEvents{url: front.URL + "/"}
-	tabCtx, cancel := chromedp.NewContext(startBrowser(t), chromedp.WithListener(ev.listen))
+	tabCtx, cancel := chromedp.NewContext(browser, chromedp.WithListener(ev.listen))
 	defer cancel()
 	if err := chromedp.Do(tabCtx, chromedp.Navigate(ev.url)); err != nil {
 		t.Fatal(err)
-	}
-	wait := func(cond, what string) {
-		t.Helper()
-		if _, err := chromedp.Run(tabCtx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
-			got, _ := chromedp.Run(tabCtx, chromedp.Evaluate[reactSlot](reactSlotJS))
-			t.Fatalf("%s: %v; the page: %+v", what, err, got)
-		}
 	}
 	state := func() reactSlot {
 		t.Helper()
@@ -195,11 +218,18 @@ func TestReactHydrationKeepsTheCreative(t *testing.T) {
 		}
 		return got
 	}
+	wait := func(cond, what string) {
+		t.Helper()
+		if _, err := chromedp.Run(tabCtx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+			t.Fatalf("%s: %v; the page: %+v", what, err, state())
+		}
+	}
 
-	wait(`window.__committed >= 1 && window.tsjs && window.tsjs.rendered === true`, "hydration and the first render")
-	got := state()
-	if !got.Creative || got.Committed != 1 || len(got.Errors) != 0 {
-		t.Fatalf("after hydration: %+v; want the creative in #ad-top, one commit, no error", got)
+	// The slot's element has been hydrated (or rendered anew after a
+	// mismatch, which reports the error first) and the bundle has rendered.
+	wait(`window.__adCommits >= 1 && window.tsjs && window.tsjs.rendered === true`, "hydration and the first render")
+	if got := state(); !got.Creative || got.AdCommits != 1 || len(got.Errors) != 0 {
+		t.Fatalf("after hydration: %+v; want the creative in #ad-top, no error", got)
 	}
 
 	// A re-render of the slot's parent leaves the slot's children alone.
@@ -219,7 +249,7 @@ func TestReactHydrationKeepsTheCreative(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(`(function () { var el = document.getElementById("ad-top"); return !el.__marked && !!el.querySelector("iframe"); })()`, "the remounted slot's creative")
-	if got := state(); !got.Creative || got.Marked || len(got.Errors) != 0 {
+	if got := state(); !got.Creative || got.Marked || got.AdCommits != 2 || len(got.Errors) != 0 {
 		t.Fatalf("after a remount: %+v; want the creative in the new element, no error", got)
 	}
 	ev.mu.Lock()
