@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,17 +30,22 @@ func reactModules(t *testing.T) string {
 }
 
 // reactApp is the page's React app, shared by the server render (node) and
-// the client's hydration: a counter that re-renders the slot's parent, and
-// a button that remounts the slot's element with a new key, as a client
-// navigation that keeps the layout does. The slot is an empty element the
-// app renders, as a publisher's ad component renders its container; its
-// effect counts the commits that hydrated or rendered it. With slow, the
-// slot follows a story in a Suspense boundary: React hydrates a
-// boundary after the root, in slices between frames, and the story's
-// blocks take about 2 ms each to render, a slow device's hydration.
+// the client's hydration. As a Next.js App Router app it renders the whole
+// document, and its script is added at DOMContentLoaded (Next.js's chunks
+// load async), so React hydrates after that. It has a counter that
+// re-renders the slot's parent and a button that remounts the slot's
+// element with a new key, as a client navigation that keeps the layout
+// does. The slot is an empty element the app renders, as a publisher's ad
+// component renders its container; its effect counts the commits that
+// hydrated or rendered it. The story before the slot has 100 blocks that
+// take about 2 ms each to render, a slow device's hydration, with kind
+// "slow-root" in the root and with "slow-boundary" in a Suspense boundary
+// that holds the slot too (React hydrates a boundary after the root).
 const reactApp = `
-function makeApp(React, slow) {
+function makeApp(React, kind) {
   var h = React.createElement;
+  var loader = 'document.addEventListener("DOMContentLoaded", function () {' +
+    ' var s = document.createElement("script"); s.src = "/app.js"; document.head.appendChild(s); });';
   function Ad() {
     React.useEffect(function () { window.__adCommits = (window.__adCommits || 0) + 1; }, []);
     return h("div", { id: "ad-top", className: "ad" });
@@ -54,30 +58,39 @@ function makeApp(React, slow) {
   }
   return function App() {
     var c = React.useState(0), r = React.useState(0), ad = h(Ad, { key: "ad-" + r[0] });
-    return h("main", null,
-      h("h1", null, "A React page"),
-      h("button", { id: "count", onClick: function () { c[1](c[0] + 1); } }, "clicked " + c[0]),
-      h("button", { id: "remount", onClick: function () { r[1](r[0] + 1); } }, "remount"),
-      slow ? h(React.Suspense, { fallback: null }, h(Story), ad) : ad,
-      h("p", null, "The story."));
+    var slot = kind === "slow-boundary" ? h(React.Suspense, { fallback: null }, h(Story), ad) :
+      kind === "slow-root" ? [h(Story, { key: "story" }), ad] : ad;
+    return h("html", null,
+      h("head", null, h("meta", { charSet: "utf-8" }), h("link", { rel: "icon", href: "data:," }), h("title", null, "React")),
+      h("body", null,
+        h("main", null,
+          h("h1", null, "A React page"),
+          h("button", { id: "count", onClick: function () { c[1](c[0] + 1); } }, "clicked " + c[0]),
+          h("button", { id: "remount", onClick: function () { r[1](r[0] + 1); } }, "remount"),
+          slot,
+          h("p", null, "The story.")),
+        h("script", { dangerouslySetInnerHTML: { __html: loader } })));
   };
 }
 `
 
-// reactServerRender prints the app's HTML as react-dom/server renders it.
+// reactServerRender prints the app's document as react-dom/server renders it.
 const reactServerRender = `
 const req = require('module').createRequire(process.argv[1] + '/');
 const React = req('react'), server = req('react-dom/server');
 ` + reactApp + `
-process.stdout.write(server.renderToString(React.createElement(makeApp(React, process.argv[2] === "slow"))));
+process.stdout.write('<!DOCTYPE html>' + server.renderToString(React.createElement(makeApp(React, process.argv[2]))));
 `
 
 // reactClientScript is the client: React's own production CommonJS builds
 // (React 19 ships no browser bundle), each wrapped as a module of a
-// require the script defines, then hydrateRoot. An error React reports
+// require the script defines, then hydrateRoot of the document in a
+// transition, as Next.js hydrates (next.js,
+// packages/next/src/client/app-index.tsx, hydrate): a transition's
+// hydration yields to the browser between slices of work. An error React reports
 // (a hydration mismatch goes to window.reportError, React 19's default
 // onRecoverableError) or logs is kept in window.__errors as it happens.
-func reactClientScript(t *testing.T, dir string, slow bool) []byte {
+func reactClientScript(t *testing.T, dir, kind string) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	b.WriteString("(function () {\nwindow.__errors = [];\n" +
@@ -107,43 +120,34 @@ function require(name) {
 }
 var React = require("react"), client = require("react-dom/client");
 ` + reactApp + `
-client.hydrateRoot(document.getElementById("root"), React.createElement(makeApp(React, ` + strconv.FormatBool(slow) + `)));
+React.startTransition(function () { client.hydrateRoot(document, React.createElement(makeApp(React, "` + kind + `"))); });
 })();
 `)
 	return b.Bytes()
 }
 
-// reactOrigin serves a page whose #root holds the app's server render and
-// whose client script is added at DOMContentLoaded, so React hydrates
-// after it, as a Next.js page's async chunks do on a real network.
-func reactOrigin(t *testing.T, slow bool) *httptest.Server {
+// reactOrigin serves the app's server-rendered document and its client
+// script.
+func reactOrigin(t *testing.T, kind string) *httptest.Server {
 	t.Helper()
 	dir := reactModules(t)
 	node := testutil.RequireTool(t, "node", "nodejs")
-	kind := "fast"
-	if slow {
-		kind = "slow"
-	}
 	cmd := exec.Command(node, "-e", reactServerRender, filepath.Join(dir, "node_modules"), kind)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	ssr, err := cmd.Output()
+	page, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("server render: %v: %s", err, stderr.String())
 	}
-	if !bytes.Contains(ssr, []byte(`<div id="ad-top" class="ad"></div>`)) {
-		t.Fatalf("the server render has no empty slot element: %s", ssr)
+	if !bytes.Contains(page, []byte(`<div id="ad-top" class="ad"></div>`)) {
+		t.Fatalf("the server render has no empty slot element: %s", page)
 	}
-	page := `<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>React</title></head><body>` +
-		`<div id="root">` + string(ssr) + `</div>` +
-		`<script>document.addEventListener("DOMContentLoaded", function () { var s = document.createElement("script"); s.src = "/app.js"; document.body.appendChild(s); });</script>` +
-		`</body></html>`
-	app := reactClientScript(t, dir, slow)
+	app := reactClientScript(t, dir, kind)
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/":
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			_, _ = w.Write([]byte(page))
+			_, _ = w.Write(page)
 		case "/app.js":
 			w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
 			_, _ = w.Write(app)
@@ -178,26 +182,21 @@ const reactSlotJS = `(function () {
 // TestReactHydrationKeepsTheCreative catches the bundle filling a slot
 // that React renders before React hydrated it: React found the creative an
 // extra child (error #418), rendered the root anew and the creative was
-// gone. Through ssatd in Chromium, a React 19 page hydrates with no error
-// and keeps its creative, with the slot in the root and in a Suspense
-// boundary whose hydration outlasts the load event's two frames; a state
-// change that re-renders the slot's parent keeps it, and a remount that
-// replaces the slot's element gets it again.
+// gone. Through ssatd in Chromium, a React 19 page hydrated as Next.js
+// hydrates keeps its creative with no error logged, with a quick
+// hydration, with one that outlasts the load event's two frames, and with
+// the slot in a Suspense boundary that hydrates after them; a state change
+// that re-renders the slot's parent keeps it, and a remount that replaces
+// the slot's element gets it again.
 func TestReactHydrationKeepsTheCreative(t *testing.T) {
 	browser := startBrowser(t)
-	for _, tc := range []struct {
-		name string
-		slow bool
-	}{
-		{"slot-in-root", false},
-		{"slot-in-slow-suspense-boundary", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) { reactPageKeepsCreative(t, browser, tc.slow) })
+	for _, kind := range []string{"fast", "slow-root", "slow-boundary"} {
+		t.Run(kind, func(t *testing.T) { reactPageKeepsCreative(t, browser, kind) })
 	}
 }
 
-func reactPageKeepsCreative(t *testing.T, browser context.Context, slow bool) {
-	origin := reactOrigin(t, slow)
+func reactPageKeepsCreative(t *testing.T, browser context.Context, kind string) {
+	origin := reactOrigin(t, kind)
 	front := measureDaemon(t, origin.URL, func(c *config.Config) {
 		c.Publisher.Domain = strings.TrimPrefix(origin.URL, "http://")
 		c.CreativeOpportunities.Slots = []config.Slot{{ID: "ad-top", PagePatterns: []string{"/**"}, Formats: [][]int{{300, 250}}}}
