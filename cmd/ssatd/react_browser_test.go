@@ -87,9 +87,10 @@ process.stdout.write('<!DOCTYPE html>' + server.renderToString(React.createEleme
 // require the script defines, then hydrateRoot of the document in a
 // transition, as Next.js hydrates (next.js,
 // packages/next/src/client/app-index.tsx, hydrate): a transition's
-// hydration yields to the browser between slices of work. An error React reports
-// (a hydration mismatch goes to window.reportError, React 19's default
-// onRecoverableError) or logs is kept in window.__errors as it happens.
+// hydration yields to the browser between slices of work. An error React
+// reports (a hydration mismatch goes to window.reportError, React 19's
+// default onRecoverableError) or logs is kept in window.__errors as it
+// happens.
 func reactClientScript(t *testing.T, dir, kind string) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -162,8 +163,8 @@ func reactOrigin(t *testing.T, kind string) *httptest.Server {
 const reactCreative = `<p id="creative">REACT-SLOT-CREATIVE</p>`
 
 // reactSlot is what the page says of its slot: the creative in #ad-top,
-// whether that element is the one marked before, hydration's commits and
-// the errors logged.
+// whether that element is the one marked before, the commits of the slot's
+// component, the counter's text and the errors logged.
 type reactSlot struct {
 	Creative  bool     `json:"creative"`
 	Marked    bool     `json:"marked"`
