@@ -56,8 +56,9 @@ func nextActionCheck(allowedOrigins []string, seen chan<- http.Header) http.Hand
 // publisher's host as X-Forwarded-Host and runs it; under "fastly" it
 // gets neither X-Forwarded-Host nor the publisher's host in Host, as
 // behind Trusted Server on Fastly, and refuses it, until the publisher's
-// host is in the app's serverActions.allowedOrigins (docs/behaviour.md,
-// "Next.js Server Actions").
+// host is in the app's serverActions.allowedOrigins, or is the Host that
+// publisher.origin_host_header_override sends (docs/behaviour.md, "React
+// and Next.js sites").
 func TestNextServerActionsUnderEachRequestView(t *testing.T) {
 	fastlyView := func(c *config.Config) { c.Compute.RequestView = config.RequestViewFastly }
 	tests := []struct {
@@ -67,11 +68,16 @@ func TestNextServerActionsUnderEachRequestView(t *testing.T) {
 		status  int
 		body    string
 		xfh     string // the X-Forwarded-Host the origin saw
+		host    string // the Host it saw; "" is the origin's own
 	}{
-		{"ssatd view", func(*config.Config) {}, nil, http.StatusOK, "action ran", testDomain},
-		{"fastly view", fastlyView, nil, http.StatusInternalServerError, "Invalid Server Actions request.\n", ""},
-		{"fastly limits, whose view is fastly", fastlyLimits, nil, http.StatusInternalServerError, "Invalid Server Actions request.\n", ""},
-		{"fastly view, publisher host in allowedOrigins", fastlyView, []string{testDomain}, http.StatusOK, "action ran", ""},
+		{"ssatd view", func(*config.Config) {}, nil, http.StatusOK, "action ran", testDomain, ""},
+		{"fastly view", fastlyView, nil, http.StatusInternalServerError, "Invalid Server Actions request.\n", "", ""},
+		{"fastly limits, whose view is fastly", fastlyLimits, nil, http.StatusInternalServerError, "Invalid Server Actions request.\n", "", ""},
+		{"fastly view, publisher host in allowedOrigins", fastlyView, []string{testDomain}, http.StatusOK, "action ran", "", ""},
+		{"fastly view, publisher host as the origin's Host", func(c *config.Config) {
+			fastlyView(c)
+			c.Publisher.OriginHostHeaderOverride = testDomain
+		}, nil, http.StatusOK, "action ran", "", testDomain},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,8 +93,12 @@ func TestNextServerActionsUnderEachRequestView(t *testing.T) {
 			if got := h.Get("X-Forwarded-Host"); got != tt.xfh {
 				t.Errorf("origin saw X-Forwarded-Host %q, want %q", got, tt.xfh)
 			}
-			if got := h.Get("Host"); got != e.host {
-				t.Errorf("origin saw Host %q, want the origin's %q", got, e.host)
+			wantHost := tt.host
+			if wantHost == "" {
+				wantHost = e.host
+			}
+			if got := h.Get("Host"); got != wantHost {
+				t.Errorf("origin saw Host %q, want %q", got, wantHost)
 			}
 		})
 	}
