@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -199,7 +198,6 @@ func TestReactHydrationKeepsTheCreative(t *testing.T) {
 func reactPageKeepsCreative(t *testing.T, browser context.Context, kind string) {
 	origin := reactOrigin(t, kind)
 	front := measureDaemon(t, origin.URL, func(c *config.Config) {
-		c.Publisher.Domain = strings.TrimPrefix(origin.URL, "http://")
 		c.CreativeOpportunities.Slots = []config.Slot{{ID: "ad-top", PagePatterns: []string{"/**"}, Formats: [][]int{{300, 250}}}}
 		c.Auction.Provider = config.AuctionProviderStatic
 		c.Auction.StaticBids = []config.StaticBid{{SlotID: "ad-top", HbPb: "1.00", HbBidder: "static", W: 300, H: 250, HbAdid: "r1", Adm: reactCreative}}
