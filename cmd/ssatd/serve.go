@@ -261,7 +261,9 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 	g.Go(serve(func() error { return d.admin.Serve(ls.admin) }))
 	if d.redirect != nil && ls.redirect != nil {
 		port := server.RedirectPort(d.cfg.Server.TLSRedirectPort, ls.client.Addr())
-		d.redirect.Handler = server.RedirectToHTTPS(port, d.cfg.Publisher.Domain)
+		// The domain is the current generation's, so that a reload of
+		// publisher.domain reaches the redirect as it reaches the guest.
+		d.redirect.Handler = server.RedirectToHTTPS(port, func() string { return d.config().Publisher.Domain })
 		g.Go(serve(func() error { return d.redirect.Serve(ls.redirect) }))
 	}
 	if d.source != nil {
