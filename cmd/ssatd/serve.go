@@ -115,6 +115,7 @@ type daemon struct {
 	reloads      *prometheus.CounterVec
 	source       *reloadSource      // nil: no reloads
 	onReload     func(reloadResult) // tests: called after each reload
+	onGenRelease func()             // tests: called after a generation released its connections
 	tracing      *tracing           // nil: off
 	ready        atomic.Bool
 	client       *http.Server
@@ -274,7 +275,11 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 		d.shutdown()
 		return nil
 	})
-	return g.Wait()
+	err := g.Wait()
+	// The last generation's connections go with the daemon, as a
+	// replaced one's do.
+	d.gen.Load().retire()
+	return err
 }
 
 // shutdown runs steps 1 to 3 of run's shutdown. Durations are logged as
