@@ -114,12 +114,12 @@ func (g *Guest) count(x *exchange, d *ssat.Delivery, total time.Duration, sentCo
 	}
 }
 
-// labelOr names an unset route or mode (a request refused before either
-// was decided) "none", in the access line as in the metrics.
 // pathField is a request's path as the proxy's log lines carry it: valid
 // UTF-8 and bounded (telemetry.Text), since the client chose it.
 func pathField(u *url.URL) zap.Field { return zap.String("path", telemetry.Text(u.Path)) }
 
+// labelOr names an unset route or mode (a request refused before either
+// was decided) "none", in the access line as in the metrics.
 func labelOr(s string) string {
 	if s == "" {
 		return "none"
