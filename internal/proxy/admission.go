@@ -210,7 +210,7 @@ func (p *pipeline) recoverPanic() {
 		return
 	}
 	err := fmt.Errorf("page pipeline panicked: %v", v)
-	p.g.log.Error("page pipeline panicked", zap.String("path", p.req.URL.Path),
+	p.g.log.Error("page pipeline panicked", pathField(p.req.URL),
 		zap.Any("panic", v), zap.Stack("stack"))
 	p.front.Abandon()
 	if ge := (&guestError{status: http.StatusInternalServerError, reason: reasonPipelinePanic, msg: "internal error", cause: err}); p.first.failed(ge) {

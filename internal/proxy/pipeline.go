@@ -128,7 +128,7 @@ func (g *Guest) setRewrittenHeaders(resp *http.Response, x *exchange, origin com
 func (g *Guest) passThrough(resp *http.Response, x *exchange, rt route) {
 	if rt == routeUnsupported {
 		g.log.Info("unsupported content-encoding passed through",
-			zap.String("path", resp.Request.URL.Path), zap.String("content_encoding", x.originCoding))
+			pathField(resp.Request.URL), zap.String("content_encoding", x.originCoding))
 	}
 	if rt == routePassThrough || rt == routeUnsupported {
 		x.passBody = &originBody{rc: resp.Body, idle: g.idleTimeout, cancel: x.cancel}
@@ -363,10 +363,10 @@ func (p *pipeline) run() {
 func (p *pipeline) notePage(st rewrite.Stats) {
 	if st.BodyEndSkipped != "" {
 		p.g.log.Info("bids script not injected: the page ends inside <"+st.BodyEndSkipped+">",
-			zap.String("path", p.req.URL.Path))
+			pathField(p.req.URL))
 	}
 	if !st.HeadFound {
-		p.g.log.Info("no <head> start tag: nothing injected", zap.String("path", p.req.URL.Path))
+		p.g.log.Info("no <head> start tag: nothing injected", pathField(p.req.URL))
 	}
 	p.g.noteOriginHost(p.req, st)
 }
@@ -524,5 +524,5 @@ func (g *Guest) noteOriginHost(r *http.Request, st rewrite.Stats) {
 	}
 	g.metrics.PageWithoutOriginHost()
 	g.log.Debug("page never named the origin host: no URL was rewritten",
-		zap.String("path", r.URL.Path), zap.String("origin_host", g.originHost))
+		pathField(r.URL), zap.String("origin_host", g.originHost))
 }

@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"net/http"
-
-	"go.uber.org/zap"
 )
 
 // refusal is a request the guest answers itself, before any origin
@@ -92,7 +90,7 @@ func (g *Guest) refuse(w http.ResponseWriter, r *http.Request, x *exchange) bool
 		x.route, x.status = routeRejected, f.status
 		g.recordFailure(x, f.outcome, f.reason, nil)
 		if f.warn != "" {
-			g.log.Warn(f.warn, zap.String("path", r.URL.Path))
+			g.log.Warn(f.warn, pathField(r.URL))
 		}
 		w.Header().Set(f.header[0], f.header[1])
 		http.Error(w, f.msg, f.status)

@@ -279,7 +279,7 @@ func TestCurlHTTP2(t *testing.T) {
 // out of Location, and refuses HTTP/2 with prior knowledge (505).
 func TestRedirectToHTTPS(t *testing.T) {
 	checkLeaks(t)
-	srv := httptest.NewServer(RedirectToHTTPS("8443", "www.pub.example:8080"))
+	srv := httptest.NewServer(RedirectToHTTPS("8443", func() string { return "www.pub.example:8080" }))
 	defer srv.Close()
 	for _, tt := range []struct {
 		method, host, path, want string
@@ -306,7 +306,7 @@ func TestRedirectToHTTPS(t *testing.T) {
 	if status != http.StatusHTTPVersionNotSupported || !closed {
 		t.Errorf("h2 preface on the redirect listener: %d (closed %v), want 505 and a close", status, closed)
 	}
-	std := httptest.NewServer(RedirectToHTTPS("443", "www.pub.example"))
+	std := httptest.NewServer(RedirectToHTTPS("443", func() string { return "www.pub.example" }))
 	defer std.Close()
 	for host, want := range map[string]string{"www.pub.example:8080": "https://www.pub.example/x", "[::1]:80": "https://[::1]/x"} {
 		req, _ := http.NewRequest(http.MethodGet, std.URL+"/x", nil)
