@@ -134,8 +134,9 @@ func (g *Guest) looped(r *http.Request) bool {
 
 // keepClientTarget gives the origin request the client's path and query
 // as they came, byte for byte, but for the bytes that cannot be in a
-// request-target, which go percent-encoded (escapeTarget); Fastly passes
-// req.url on as the client sent it. Left to ReverseProxy, the query lost
+// request-target, which go percent-encoded (escapeTarget): "A proxy MUST
+// NOT modify the absolute-path and query parts of the received target URI"
+// (RFC 9110 §7.7). Left to ReverseProxy, the query lost
 // every parameter after a ';' and the whole of one with a '%' not followed
 // by two hex digits ("?a=1;b=2" and "?q=100%" reached the origin as no
 // query at all: its Rewrite hook re-encodes such a query through
