@@ -136,14 +136,13 @@ func (g *Guest) looped(r *http.Request) bool {
 // as they came, byte for byte, but for the bytes that cannot be in a
 // request-target, which go percent-encoded (escapeTarget): "A proxy MUST
 // NOT modify the absolute-path and query parts of the received target URI"
-// (RFC 9110 §7.7). Left to ReverseProxy, the query lost
-// every parameter after a ';' and the whole of one with a '%' not followed
-// by two hex digits ("?a=1;b=2" and "?q=100%" reached the origin as no
-// query at all: its Rewrite hook re-encodes such a query through
-// url.ParseQuery), and a path that Go would not write as it came (a
-// '|' or '^', which browsers send as they are, or a byte above 0x7f) was
-// decoded and encoded again, so "/a%2Fb|c" reached the origin as
-// "/a/b%7Cc", another path. pr.Out.URL is still the client's here, so
+// (RFC 9110 §7.7). Left to ReverseProxy, a query holding a ';' or a '%'
+// not followed by two hex digits went through url.ParseQuery, which drops
+// each parameter it cannot parse and sorts the rest ("?a=1;b=2" and
+// "?q=100%" reached the origin as no query at all), and a path that Go
+// would not write as it came (a '|' or '^', which browsers send as they
+// are, or a byte above 0x7f) was decoded and encoded again, so "/a%2Fb|c"
+// reached the origin as "/a/b%7Cc", another path. pr.Out.URL is still the client's here, so
 // SetURL joins this path to the origin's.
 func keepClientTarget(pr *httputil.ProxyRequest) {
 	in, out := pr.In.URL, pr.Out.URL
