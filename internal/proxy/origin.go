@@ -142,8 +142,8 @@ func (g *Guest) looped(r *http.Request) bool {
 // "?q=100%" reached the origin as no query at all), and a path that Go
 // would not write as it came (a '|' or '^', which browsers send as they
 // are, or a byte above 0x7f) was decoded and encoded again, so "/a%2Fb|c"
-// reached the origin as "/a/b%7Cc", another path. pr.Out.URL is still the client's here, so
-// SetURL joins this path to the origin's.
+// reached the origin as "/a/b%7Cc", another path. pr.Out.URL is still
+// the client's here, so SetURL joins this path to the origin's.
 func keepClientTarget(pr *httputil.ProxyRequest) {
 	in, out := pr.In.URL, pr.Out.URL
 	out.RawQuery = escapeTarget(in.RawQuery, false)
@@ -191,6 +191,7 @@ func escapeTarget(s string, path bool) string {
 	return string(b)
 }
 
+// mustEscape is escapeTarget's byte rule.
 func mustEscape(c byte, path bool) bool {
 	switch {
 	case c >= 0x80 || c == '#':
