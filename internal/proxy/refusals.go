@@ -103,7 +103,7 @@ func (g *Guest) refuse(w http.ResponseWriter, r *http.Request, x *exchange) bool
 // badRequestTarget reports whether target holds a byte that cannot be in
 // an HTTP/1.1 request-target: whitespace, a control character or DEL.
 // Bytes above 0x7f are not refused; rewriteOriginRequest percent-encodes
-// them (escapeNonASCII).
+// them (escapeTarget).
 func badRequestTarget(target string) bool {
 	for i := 0; i < len(target); i++ {
 		if b := target[i]; b <= ' ' || b == 0x7f {

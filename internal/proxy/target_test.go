@@ -196,17 +196,113 @@ func TestBadRequestTarget(t *testing.T) {
 	}
 }
 
-func TestEscapeNonASCII(t *testing.T) {
-	for in, want := range map[string]string{
-		"":                "",
-		"a=1&b=%C3%A9":    "a=1&b=%C3%A9",
-		"q=caf\xc3\xa9":   "q=caf%C3%A9",
-		"\xff\x80":        "%FF%80",
-		"x=\"<>`{}|\\^":   "x=\"<>`{}|\\^",
-		"a=\xe2\x82\xac5": "a=%E2%82%AC5",
+func TestEscapeTarget(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		path bool
+		want string
+	}{
+		{"", false, ""},
+		{"a=1&b=%C3%A9", false, "a=1&b=%C3%A9"},
+		{"q=caf\xc3\xa9", false, "q=caf%C3%A9"},
+		{"\xff\x80", false, "%FF%80"},
+		{"x=\"<>`{}|\\^", false, "x=\"<>`{}|\\^"},
+		{"a=\xe2\x82\xac5", false, "a=%E2%82%AC5"},
+		{"a=1#b", false, "a=1%23b"},
+		{"a=1;b=%zz", false, "a=1;b=%zz"},
+		{"/a%2Fb/!$&'()*+,;=:@[]~", true, "/a%2Fb/!$&'()*+,;=:@[]~"},
+		{"/x\"<>`{}|\\^#\xc3\xa9", true, "/x%22%3C%3E%60%7B%7D%7C%5C%5E%23%C3%A9"},
 	} {
-		if got := escapeNonASCII(in); got != want {
-			t.Errorf("escapeNonASCII(%q) = %q, want %q", in, got, want)
+		if got := escapeTarget(tc.in, tc.path); got != tc.want {
+			t.Errorf("escapeTarget(%q, %v) = %q, want %q", tc.in, tc.path, got, tc.want)
+		}
+	}
+}
+
+// h1Status sends one GET with the given request-target, as it is, over a
+// new HTTP/1.1 TLS connection to addr, and returns the status code.
+func h1Status(t *testing.T, addr, target string) string {
+	t.Helper()
+	c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte("GET " + target + " HTTP/1.1\r\nHost: " + testDomain + "\r\nConnection: close\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the response to %q: %v", target, err)
+	}
+	if f := strings.Fields(line); len(f) > 1 {
+		return f[1]
+	}
+	return line
+}
+
+// The origin got another request-target than the client sent: ReverseProxy
+// re-encodes a query holding a ';' or a '%' without two hex digits through
+// url.ParseQuery, which drops what it cannot parse ("/q?a=1;b=2" and
+// "/q?pct=100%" reached the origin as "/q"), and Go wrote a path with a
+// '|', '^' or a byte above 0x7f by decoding and encoding it again, so the
+// client's "%2F" became a '/' ("/a%2Fb/x|y" reached it as "/a/b/x%7Cy").
+// The target reaches the origin as the client sent it, but for the bytes a
+// request-target cannot hold, percent-encoded. Over HTTP/1.1 and HTTP/2,
+// the origin a raw listener that records the request line it got.
+func TestClientTargetReachesOriginAsSent(t *testing.T) {
+	verifyNoLeaks(t)
+	origin := newLineOrigin(t)
+	cfg := testConfig(t, "http://"+origin.l.Addr().String())
+	g, err := New(cfg, Options{Logger: zap.NewNop(), Bundle: []byte("bundle")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	h, err := server.ClientHandler(cfg, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewUnstartedServer(h)
+	front.EnableHTTP2 = true
+	front.StartTLS()
+	t.Cleanup(front.Close)
+	addr := front.Listener.Addr().String()
+	for _, tc := range []struct {
+		name, target, sent string // sent "": the origin gets target as it is
+	}{
+		{"plain", "/a?x=1", ""},
+		{"a semicolon in the query", "/q?a=1;b=2", ""},
+		{"a lone percent sign in the query", "/q?pct=100%", ""},
+		{"a percent sign without hex digits", "/q?x=%zz&y=1", ""},
+		{"order, plus signs and escapes", "/q?b=2&a=1+2&c=%2F%2b", ""},
+		{"an escaped slash", "/a%2Fb/c", ""},
+		{"an escaped slash beside a pipe", "/a%2Fb/x|y", "/a%2Fb/x%7Cy"},
+		{"escapes beside a caret", "/a%41b/%7e^", "/a%41b/%7e%5E"},
+		{"a number sign in the query", "/q?x=1#y", "/q?x=1%23y"},
+		{"sub-delimiters", "/~u/!$&'()*+,;=:@[x]?k=/?:@!$'()*,;", ""},
+	} {
+		want := tc.sent
+		if want == "" {
+			want = tc.target
+		}
+		for _, proto := range []string{"HTTP/1.1", "HTTP/2"} {
+			t.Run(proto+"/"+tc.name, func(t *testing.T) {
+				status := ""
+				if proto == "HTTP/2" {
+					status = h2Status(t, addr, tc.target)
+				} else {
+					status = h1Status(t, addr, tc.target)
+				}
+				if status != "200" {
+					t.Errorf("%q answered %s, want 200", tc.target, status)
+				}
+				line := "GET " + want + " HTTP/1.1"
+				if got := origin.take(); len(got) != 1 || got[0] != line {
+					t.Errorf("%q: the origin got request lines %q, want %q", tc.target, got, line)
+				}
+			})
 		}
 	}
 }
