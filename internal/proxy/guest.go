@@ -41,6 +41,7 @@ import (
 	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/csp"
 	privacy "github.com/ssatd/ssatd/internal/consent"
 	"github.com/ssatd/ssatd/internal/metrics"
 	"github.com/ssatd/ssatd/internal/rewrite"
@@ -374,6 +375,11 @@ type handled struct {
 	pipe         *io.PipeReader // the pipeline's output, which ReverseProxy copies
 	done         chan struct{}  // closed when the pipeline goroutine has finished
 	firstByte    time.Time      // when the guest wrote the first body byte
+	// csp is the page's policies as its header set them (csp.go), read
+	// when cspOn; cspHeaderChanged: a header policy got the loader's hash.
+	csp              csp.Page
+	cspOn            bool
+	cspHeaderChanged bool
 	// connecting: the origin transport is getting a connection
 	// (connectTrace); set by the transport, read by failureOf.
 	connecting atomic.Bool

@@ -115,6 +115,7 @@ func (g *Guest) setRewrittenHeaders(resp *http.Response, x *exchange, origin com
 	out := outputCoding(x.mode, origin)
 	x.outCoding = string(out)
 	g.applyRewrittenHeaders(resp.Header, x, out)
+	readPagePolicy(resp.Header, x)
 	resp.ContentLength = -1
 	return out
 }
@@ -366,6 +367,7 @@ func (p *pipeline) notePage(st rewrite.Stats) {
 		p.g.log.Info("no <head> start tag: nothing injected", zap.String("path", p.req.URL.Path))
 	}
 	p.g.noteOriginHost(p.req, st)
+	p.g.notePolicy(p.req.URL.Path, &st)
 }
 
 // firstReadSignal closes started on the first Read.
@@ -393,6 +395,9 @@ func (p *pipeline) process() (rewrite.Stats, error) {
 		HeadPrepend:   p.g.headPrepend(p.x),
 		BeforeWait:    p.front.Flush,
 		Inline:        p.g.inline,
+	}
+	if p.x.cspOn {
+		opts.CSP = &p.x.csp
 	}
 	if p.x.eligible {
 		opts.BodyEnd = func() []byte {
