@@ -22,8 +22,8 @@ var cspHeaders = []string{"Content-Security-Policy", "Content-Security-Policy-Re
 // scripts and has no nonce for them, the loader's hash added to it in the
 // header itself. Text responses get no injection and keep their scripts'
 // bytes anyway (no script runs from a JSON body).
-func readPagePolicy(h http.Header, x *exchange) {
-	if x.text != textHTML {
+func (g *Guest) readPagePolicy(h http.Header, x *exchange) {
+	if x.text != textHTML || g.ignoreCSP {
 		return
 	}
 	pending := csp.PendingBundle

@@ -118,6 +118,9 @@ type pageOptions struct {
 	bundleTag      []byte
 	userBundle     bool   // bundle.file: served with upstream's headers
 	cacheControl   string // publisher.ssat_cache_control
+	// ignoreCSP leaves pages' policies unread (csp.go): only the tests set
+	// it, for the control that shows what a page got before.
+	ignoreCSP bool
 	// headScripts caches headPrepend's script per matched slot set
 	// (string key → []byte, never modified once stored).
 	headScripts  *sync.Map

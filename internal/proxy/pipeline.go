@@ -115,7 +115,7 @@ func (g *Guest) setRewrittenHeaders(resp *http.Response, x *exchange, origin com
 	out := outputCoding(x.mode, origin)
 	x.outCoding = string(out)
 	g.applyRewrittenHeaders(resp.Header, x, out)
-	readPagePolicy(resp.Header, x)
+	g.readPagePolicy(resp.Header, x)
 	resp.ContentLength = -1
 	return out
 }
