@@ -1,7 +1,9 @@
 package rewrite
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"math/rand/v2"
 	"encoding/base64"
 	"regexp"
 	"strings"
@@ -176,5 +178,40 @@ func TestNoPolicyChangesNothing(t *testing.T) {
 		if out != plain || st.CSPKept != 0 {
 			t.Errorf("policy %q changed the page:\n%s", h, out)
 		}
+	}
+}
+
+// TestPolicyOutputIndependentOfReads: the policies' rules act on whole
+// tags and where raw text starts, so the output does not depend on how
+// the page is split into reads (TestSplitIndependence for the rest).
+func TestPolicyOutputIndependentOfReads(t *testing.T) {
+	doc := sveltePage(true, "")
+	want, _ := run(t, doc, cspOpts(t, &csp.Page{}))
+	rng := rand.New(rand.NewPCG(3, 4))
+	for k := range 200 {
+		var out bytes.Buffer
+		if _, err := Rewrite(&out, &randomChunks{s: doc, rng: rng, max: 1 + k%64}, cspOpts(t, &csp.Page{})); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want {
+			t.Fatalf("run %d differs:\n%s\nwant\n%s", k, out.String(), want)
+		}
+	}
+}
+
+// TestMetaPolicyGivenTheLoaderKeepsTheInlineRules: a <meta> policy that
+// names the origin host and is given the loader's hash still gets the
+// request host, as any attribute under the inline rules, and its
+// character references stay references.
+func TestMetaPolicyGivenTheLoaderKeepsTheInlineRules(t *testing.T) {
+	in := `<html><head><meta content='script-src https://` + testOrigin + ` &apos;sha256-AAAA&apos;' http-equiv=Content-Security-Policy>` +
+		`</head><body><script>x="http://` + testOrigin + `/"</script></body></html>`
+	out, st := run(t, in, cspOpts(t, &csp.Page{}))
+	want := `<meta content='script-src https://` + testHost + ` &#39;sha256-AAAA&#39; &#39;` + csp.LoaderHash + `&#39;' http-equiv=Content-Security-Policy>`
+	if !strings.Contains(out, want) {
+		t.Errorf("want %s in:\n%s", want, out)
+	}
+	if !strings.Contains(out, `<script>x="http://`+testOrigin+`/"</script>`) || st.CSPKept != 1 {
+		t.Errorf("the script allowed by hash changed (kept %d):\n%s", st.CSPKept, out)
 	}
 }

@@ -163,13 +163,23 @@ func (rw *rewriter) cspMetaDone(raw []byte, end int) bool {
 		return false
 	}
 	rw.stats.CSPMetaChanged++
-	b := append(rw.out[:0], raw[:a.valStart]...)
 	q := a.quote
 	if q == 0 {
 		q = '"'
+	}
+	v := appendAttrEscaped(nil, out, q)
+	if rw.opts.Inline && len(rw.hosts.hostB) > 0 {
+		// The value takes the inline rules, as any attribute's does.
+		if nv, ok := rw.hosts.rewriteRawValue(v, q, kindContent); ok {
+			v = append(v[:0:0], nv...)
+			rw.stats.URLsRewritten++
+		}
+	}
+	b := append(rw.out[:0], raw[:a.valStart]...)
+	if a.quote == 0 {
 		b = append(b, q)
 	}
-	b = appendAttrEscaped(b, out, q)
+	b = append(b, v...)
 	if a.quote == 0 {
 		b = append(b, q)
 	}
