@@ -3,8 +3,8 @@ package rewrite
 import (
 	"bytes"
 	"crypto/sha256"
-	"math/rand/v2"
 	"encoding/base64"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
