@@ -215,3 +215,33 @@ func TestMetaPolicyGivenTheLoaderKeepsTheInlineRules(t *testing.T) {
 		t.Errorf("the script allowed by hash changed (kept %d):\n%s", st.CSPKept, out)
 	}
 }
+
+// TestHashPolicyKeepsOnlyScriptsThatRun: a data block (JSON-LD, a JSON
+// payload) is never run nor checked against a policy, so it keeps the
+// inline rules under a hash policy; module scripts, import maps and
+// scripts of a JavaScript type are kept.
+func TestHashPolicyKeepsOnlyScriptsThatRun(t *testing.T) {
+	url := "http://" + testOrigin + "/a"
+	for _, c := range []struct {
+		tag  string
+		kept bool
+	}{
+		{`<script>`, true},
+		{`<script type="">`, true},
+		{`<script type=module>`, true},
+		{`<script type=" Text/JavaScript ">`, true},
+		{`<script type="importmap">`, true},
+		{`<script type="application/ld+json">`, false},
+		{`<script type="application/json" id=data>`, false},
+		{`<script type="text/javascript; charset=utf-8">`, false}, // not run: the type is compared whole
+	} {
+		var pg csp.Page
+		pg.ReadHeader([]string{"script-src 'sha256-AAAA'"}, 0)
+		o := testOpts()
+		o.Inline, o.CSP = true, &pg
+		out, st := run(t, `<html><head></head><body>`+c.tag+`"`+url+`"</script></body></html>`, o)
+		if kept := strings.Contains(out, url); kept != c.kept || (st.CSPKept == 1) != c.kept {
+			t.Errorf("%s: kept %v (counted %d), want %v:\n%s", c.tag, kept, st.CSPKept, c.kept, out)
+		}
+	}
+}

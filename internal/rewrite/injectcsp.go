@@ -100,13 +100,47 @@ func (rw *rewriter) injected(b []byte) []byte {
 // inline script or style that a policy allows by hash: it is then written
 // as it came, with no text rule and no Flight rule applied.
 func (rw *rewriter) keptByPolicy() bool {
-	if rw.mode == inScript && rw.keep&csp.KeepScripts != 0 ||
+	if rw.mode == inScript && rw.keepScript ||
 		rw.mode == inRawText && rw.rawName == "style" && rw.keep&csp.KeepStyles != 0 {
 		rw.stats.CSPKept++
 		return true
 	}
 	return false
 }
+
+// scriptRuns reports whether the <script> start tag raw makes a script
+// the browser runs, and so one a policy governs: a data block (a type that
+// is no JavaScript MIME type, "module", "importmap" or "speculationrules",
+// HTML §4.12.1.1 "prepare the script element" step 8-11) is never run nor
+// checked against a policy, so JSON-LD keeps the inline rules. The type is
+// compared whole, without parameters, as the standard does.
+func (rw *rewriter) scriptRuns(raw []byte) bool {
+	rw.attrs = scanAttrs(raw, rw.attrs[:0])
+	for _, a := range rw.attrs {
+		if !foldEq(raw[a.nameStart:a.nameEnd], "type") {
+			continue
+		}
+		t := bytes.Trim(raw[a.valStart:a.valEnd], " \t\n\f\r")
+		if len(t) == 0 || bytes.IndexByte(t, '&') >= 0 {
+			return true // no type, or one spelled with references: taken to run
+		}
+		for _, js := range runningTypes {
+			if foldEq(t, js) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// runningTypes are the script types a browser runs: the JavaScript MIME
+// type essences (MIME Sniffing §4.6) and the three non-MIME types.
+var runningTypes = []string{"application/ecmascript", "application/javascript", "application/x-ecmascript",
+	"application/x-javascript", "text/ecmascript", "text/javascript", "text/javascript1.0",
+	"text/javascript1.1", "text/javascript1.2", "text/javascript1.3", "text/javascript1.4",
+	"text/javascript1.5", "text/jscript", "text/livescript", "text/x-ecmascript",
+	"text/x-javascript", "module", "importmap", "speculationrules"}
 
 // keptAttr reports whether an attribute, under the text rules, is an
 // event handler or a style attribute that a policy allows by hash

@@ -192,10 +192,13 @@ type rewriter struct {
 	nameList []int      // namesIn's result
 	// csp: the page's policies so far (injectcsp.go), when cspOn; keep is
 	// csp.Keep, copied where the scanner tests it.
-	csp    csp.Page
-	cspOn  bool
-	keep   csp.Keep
-	injBuf []byte // the dressed injection
+	csp   csp.Page
+	cspOn bool
+	keep  csp.Keep
+	// keepScript: the script element the scanner is in is one a policy
+	// allows by hash (keptByPolicy).
+	keepScript bool
+	injBuf     []byte // the dressed injection
 	scanner
 }
 
@@ -238,7 +241,7 @@ func (rw *rewriter) reset(dst io.Writer, opts *Options, quirks bool) {
 	if rw.cspOn {
 		rw.csp = *opts.CSP
 	}
-	rw.keep = rw.csp.Keep
+	rw.keep, rw.keepScript = rw.csp.Keep, false
 	maxTok := opts.MaxTokenBytes
 	if maxTok <= 0 {
 		maxTok = DefaultMaxTokenBytes

@@ -152,7 +152,8 @@ func (rw *rewriter) startTagDone(raw []byte, end int) {
 		}
 	case atom.Script:
 		s.mode, s.sub = inScript, sData
-		if rw.opts.Inline && len(rw.hosts.hostB) > 0 && rw.keep&csp.KeepScripts == 0 {
+		rw.keepScript = rw.keep&csp.KeepScripts != 0 && rw.scriptRuns(raw)
+		if rw.opts.Inline && len(rw.hosts.hostB) > 0 && !rw.keepScript {
 			rw.flight = flightMaybe // the region textRegion starts (flight.go)
 		}
 	case atom.Style:
