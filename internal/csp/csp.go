@@ -149,6 +149,19 @@ func hashValue(s string) (string, bool) {
 	return "", false
 }
 
+// allowsLoader reports whether the list holds the loader's hash-source
+// already: the algorithm in any case, the digest exactly (CSP3 §6.7.2.7
+// compares the base64 values as they are).
+func (d *directive) allowsLoader() bool {
+	want := LoaderHash[len("sha256-"):]
+	for _, s := range d.sources {
+		if v, ok := hashValue(s); ok && v == want && strings.EqualFold(s[1:len("'sha256-")], "sha256-") {
+			return true
+		}
+	}
+	return false
+}
+
 // nonces are the list's nonce-source values that are valid base64-values
 // (CSP3 §2.3.1: ALPHA, DIGIT, '+', '/', '-', '_', then at most two '='),
 // so that one can be written into a double-quoted attribute as it is.

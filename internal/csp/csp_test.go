@@ -81,3 +81,58 @@ func TestMetaPolicyIsOnePolicy(t *testing.T) {
 		t.Errorf("got %q, %+v", out, pg)
 	}
 }
+
+// FuzzReadPolicy: any header value is read without a panic; the loader's
+// hash is added at most once per policy, only as a whole source expression,
+// and a policy given it reads unchanged the second time.
+func FuzzReadPolicy(f *testing.F) {
+	for _, s := range []string{
+		"script-src 'self' 'sha256-AAAA'", "default-src 'self'", "default-src 'self';",
+		"script-src 'nonce-abc'", "script-src 'none'", "script-src-elem 'self'; script-src 'unsafe-inline'",
+		"script-src 'self', default-src 'self' 'sha384-x'", " ; ;script-src\t'self'\n", "SCRIPT-SRC 'SELF' 'SHA256-a'",
+		"script-src 'self' '" + LoaderHash + "'", "script-src 'self' 'SHA256-" + LoaderHash[len("sha256-"):] + "'",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		var pg Page
+		vals := []string{h}
+		changed := pg.ReadHeader(vals, PendingBundle|PendingInline)
+		if !changed {
+			if vals[0] != h {
+				t.Fatalf("unchanged, but %q became %q", h, vals[0])
+			}
+			return
+		}
+		added := strings.Count(vals[0], LoaderHash) - strings.Count(h, LoaderHash)
+		if added < 1 || added > strings.Count(h, ",")+1 || !pg.Loader {
+			t.Fatalf("%q became %q (%+v)", h, vals[0], pg)
+		}
+		again := []string{vals[0]}
+		var pg2 Page
+		if pg2.ReadHeader(again, PendingBundle|PendingInline) {
+			t.Fatalf("%q was given the loader twice: %q", h, again[0])
+		}
+	})
+}
+
+// TestLoaderHashPresentIsNotAddedAgain: a policy that names the loader's
+// hash already (any case of its algorithm) is left as it is, and the
+// loader form is still used; a digest in another case is another digest.
+func TestLoaderHashPresentIsNotAddedAgain(t *testing.T) {
+	digest := LoaderHash[len("sha256-"):]
+	for _, c := range []struct {
+		policy string
+		change bool
+	}{
+		{"script-src 'self' '" + LoaderHash + "'", false},
+		{"script-src 'self' 'SHA256-" + digest + "'", false},
+		{"script-src 'self' 'sha256-" + strings.ToLower(digest) + "'", digest != strings.ToLower(digest)},
+	} {
+		var pg Page
+		vals := []string{c.policy}
+		if pg.ReadHeader(vals, all) != c.change || !pg.Loader {
+			t.Errorf("%q: became %q (%+v)", c.policy, vals[0], pg)
+		}
+	}
+}

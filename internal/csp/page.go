@@ -145,6 +145,9 @@ func (pg *Page) read(p *policy, pending Pending) string {
 		return p.raw
 	}
 	pg.Loader = true
+	if d.allowsLoader() {
+		return p.raw // the publisher allows the loader already
+	}
 	return p.withLoader(d)
 }
 
