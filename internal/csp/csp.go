@@ -6,7 +6,7 @@
 // that its injected inline scripts run.
 //
 // Only what those decisions need is parsed: directive names and source
-// expressions, as CSP3 §2.2.1 ("parse a serialized CSP") splits them.
+// expressions, as CSP3's "parse a serialized CSP" splits them.
 // A policy is never rewritten but for the one source expression added to
 // one directive, so that everything else the publisher wrote stays as it is.
 package csp
@@ -15,8 +15,7 @@ import (
 	"strings"
 )
 
-// Kind is a kind of inline content a policy governs (CSP3 §6.8.2,
-// "get the effective directive for inline checks").
+// Kind is a kind of inline content a policy governs (CSP3, "get the effective directive for inline checks").
 type Kind uint8
 
 const (
@@ -27,8 +26,8 @@ const (
 	kinds
 )
 
-// fallbacks is each kind's directive fallback list (CSP3 §6.8.3,
-// "get the effective directive for inline checks" and §6.8.4, "directive
+// fallbacks is each kind's directive fallback list (CSP3,
+// "get the effective directive for inline checks" and "directive
 // fallback list"): the first directive of the list that a policy has
 // governs the kind.
 var fallbacks = [kinds][3]string{
@@ -53,7 +52,7 @@ type policy struct {
 	dirs []directive
 }
 
-// parsePolicy parses one serialized policy (CSP3 §2.2.1): directives are
+// parsePolicy parses one serialized policy (CSP3, "parse a serialized CSP"): directives are
 // separated by ';', a directive's name is its first token, in any ASCII
 // case; of two directives with one name the first counts.
 func parsePolicy(raw string) policy {
@@ -79,8 +78,8 @@ func parsePolicy(raw string) policy {
 	return p
 }
 
-// isDirectiveName: a directive name is ASCII alphanumerics and '-' (CSP3
-// §2.2.1 step 2.4); a token of anything else is not a directive.
+// isDirectiveName: a directive name is ASCII alphanumerics and '-' (CSP3,
+// "parse a serialized CSP"); a token of anything else is not a directive.
 func isDirectiveName(s string) bool {
 	for i := range len(s) {
 		c := s[i]
@@ -116,7 +115,7 @@ func (p *policy) effective(k Kind) *directive {
 }
 
 // keyword reports whether the list holds the keyword source kw ("'self'",
-// lower case), which matches in any ASCII case (CSP3 §2.3.1).
+// lower case), which matches in any ASCII case (CSP3, "source lists").
 func (d *directive) keyword(kw string) bool {
 	for _, s := range d.sources {
 		if strings.EqualFold(s, kw) {
@@ -126,7 +125,7 @@ func (d *directive) keyword(kw string) bool {
 	return false
 }
 
-// hasHash reports whether the list holds a hash-source (CSP3 §2.3.1:
+// hasHash reports whether the list holds a hash-source (CSP3, "source lists":
 // 'sha256-…', 'sha384-…' or 'sha512-…').
 func (d *directive) hasHash() bool {
 	for _, s := range d.sources {
@@ -150,8 +149,9 @@ func hashValue(s string) (string, bool) {
 }
 
 // allowsLoader reports whether the list holds the loader's hash-source
-// already: the algorithm in any case, the digest exactly (CSP3 §6.7.2.7
-// compares the base64 values as they are).
+// already: the algorithm in any case, the digest exactly (CSP3,
+// "does element match source list for type and source", compares the
+// base64 values as they are).
 func (d *directive) allowsLoader() bool {
 	want := LoaderHash[len("sha256-"):]
 	for _, s := range d.sources {
@@ -163,7 +163,7 @@ func (d *directive) allowsLoader() bool {
 }
 
 // nonces are the list's nonce-source values that are valid base64-values
-// (CSP3 §2.3.1: ALPHA, DIGIT, '+', '/', '-', '_', then at most two '='),
+// (CSP3, "source lists": ALPHA, DIGIT, '+', '/', '-', '_', then at most two '='),
 // so that one can be written into a double-quoted attribute as it is.
 func (d *directive) nonces() []string {
 	var out []string
@@ -203,8 +203,8 @@ func (d *directive) hasNonce(n string) bool {
 	return false
 }
 
-// allowsAllInline is CSP3 §6.7.3.2 ("does a source list allow all inline
-// behavior for type"): 'unsafe-inline' counts only in a list without a
+// allowsAllInline is CSP3's "does a source list allow all inline
+// behavior for type": 'unsafe-inline' counts only in a list without a
 // nonce-source or hash-source, and, for scripts, without 'strict-dynamic'.
 func (d *directive) allowsAllInline(k Kind) bool {
 	for _, s := range d.sources {
@@ -222,7 +222,7 @@ func (d *directive) allowsAllInline(k Kind) bool {
 }
 
 // allowsNothing reports whether the list is empty or holds only 'none':
-// it matches nothing (CSP3 §6.7.2.5), and ssatd does not open it.
+// it matches nothing (CSP3, "does url match source list"), and ssatd does not open it.
 func (d *directive) allowsNothing() bool {
 	for _, s := range d.sources {
 		if !strings.EqualFold(s, "'none'") {
@@ -234,7 +234,7 @@ func (d *directive) allowsNothing() bool {
 
 // allowsExternal reports whether an external script from the page's own
 // origin may pass the list without a nonce: 'strict-dynamic' ignores
-// every host and scheme source (CSP3 §8.2), and a list of keywords,
+// every host and scheme source (CSP3, "Usage of 'strict-dynamic'"), and a list of keywords,
 // nonces and hashes only has none. A host source is taken to allow it,
 // since the bundle is served from the host the client asked for.
 func (d *directive) allowsExternal() bool {

@@ -8,7 +8,8 @@ import (
 const all = PendingBundle | PendingInline
 
 // TestPolicyRules: what each policy form makes of the injections and the
-// rewrite, the header's text after it included (CSP3 §6.7.3.2, §6.8.3).
+// rewrite, the header's text after it included (CSP3, "does a source list allow all inline behavior for type",
+// "get the effective directive for inline checks").
 func TestPolicyRules(t *testing.T) {
 	L := " '" + LoaderHash + "'"
 	for _, c := range []struct {

@@ -6,7 +6,7 @@ import (
 
 // Keep is the inline content a page's policies allow by hash: the rewrite
 // leaves it byte for byte, since a changed byte is a changed hash and the
-// browser would block it (CSP3 §6.7.3.3, "does element match source list
+// browser would block it (CSP3, "does element match source list
 // for type and source").
 type Keep uint8
 
@@ -60,8 +60,8 @@ type Page struct {
 func (pg *Page) On() bool { return pg != nil && pg.Policies > 0 }
 
 // ReadHeader reads the values of one Content-Security-Policy (or
-// -Report-Only) header field, each a serialized policy list (CSP3 §2.2.2:
-// policies separated by ','), and returns them with the loader's hash
+// -Report-Only) header field, each a serialized policy list (CSP3, "parse a
+// serialized CSP list": policies separated by ','), and returns them with the loader's hash
 // added where the pending injections need it. The values are changed in
 // place; changed reports whether any was.
 func (pg *Page) ReadHeader(vals []string, pending Pending) (changed bool) {
@@ -123,7 +123,7 @@ func (pg *Page) read(p *policy, pending Pending) string {
 		if d == nil || !d.hasHash() {
 			continue
 		}
-		// Attributes match a hash only under 'unsafe-hashes' (CSP3 §6.7.3.3).
+		// Attributes match a hash only under 'unsafe-hashes' (CSP3, "does element match source list for type and source").
 		if (Kind(k) == ScriptAttr || Kind(k) == StyleAttr) && !d.keyword("'unsafe-hashes'") {
 			continue
 		}
@@ -153,8 +153,8 @@ func (pg *Page) read(p *policy, pending Pending) string {
 
 // withLoader returns the policy's text with the loader's hash added to d,
 // the directive that governs script elements. Adding a hash-source to a
-// list that allowed all inline scripts would take that away (CSP3
-// §6.7.3.2); read never asks, since such a list lets the scripts run. When d
+// list that allowed all inline scripts would take that away (CSP3, "does a source list allow all
+// inline behavior for type"); read never asks, since such a list lets the scripts run. When d
 // is default-src, a script-src with default-src's sources and the hash is
 // added instead, so that styles, images and the rest, which default-src
 // also governs, keep their rules.

@@ -9,8 +9,8 @@ import (
 	"github.com/ssatd/ssatd/internal/rewrite"
 )
 
-// cspHeaders are the header fields that carry a page's policies (CSP3
-// §3.1, §3.2). A report-only policy blocks nothing, but a script it
+// cspHeaders are the header fields that carry a page's policies (CSP3, the
+// Content-Security-Policy and Content-Security-Policy-Report-Only header fields). A report-only policy blocks nothing, but a script it
 // allows by hash and that the rewrite changed would be reported as a
 // violation on every view, so both are read alike.
 var cspHeaders = []string{"Content-Security-Policy", "Content-Security-Policy-Report-Only"}

@@ -111,7 +111,7 @@ func (rw *rewriter) keptByPolicy() bool {
 // scriptRuns reports whether the <script> start tag raw makes a script
 // the browser runs, and so one a policy governs: a data block (a type that
 // is no JavaScript MIME type, "module", "importmap" or "speculationrules",
-// HTML §4.12.1.1 "prepare the script element" step 8-11) is never run nor
+// HTML §4.12.1.1 "prepare the script element") is never run nor
 // checked against a policy, so JSON-LD keeps the inline rules. The type is
 // compared whole, without parameters, as the standard does.
 func (rw *rewriter) scriptRuns(raw []byte) bool {
