@@ -15,7 +15,8 @@ import (
 	"strings"
 )
 
-// Kind is a kind of inline content a policy governs (CSP3, "get the effective directive for inline checks").
+// Kind is a kind of inline content a policy governs (CSP3, "get the
+// effective directive for inline checks").
 type Kind uint8
 
 const (
@@ -52,9 +53,10 @@ type policy struct {
 	dirs []directive
 }
 
-// parsePolicy parses one serialized policy (CSP3, "parse a serialized CSP"): directives are
-// separated by ';', a directive's name is its first token, in any ASCII
-// case; of two directives with one name the first counts.
+// parsePolicy parses one serialized policy (CSP3, "parse a serialized
+// CSP"): directives are separated by ';', a directive's name is its first
+// token, in any ASCII case; of two directives with one name the first
+// counts.
 func parsePolicy(raw string) policy {
 	p := policy{raw: raw}
 	start := 0
@@ -222,7 +224,8 @@ func (d *directive) allowsAllInline(k Kind) bool {
 }
 
 // allowsNothing reports whether the list is empty or holds only 'none':
-// it matches nothing (CSP3, "does url match source list"), and ssatd does not open it.
+// it matches nothing (CSP3, "does url match source list"), and ssatd
+// does not open it.
 func (d *directive) allowsNothing() bool {
 	for _, s := range d.sources {
 		if !strings.EqualFold(s, "'none'") {
@@ -234,8 +237,8 @@ func (d *directive) allowsNothing() bool {
 
 // allowsExternal reports whether an external script from the page's own
 // origin may pass the list without a nonce: 'strict-dynamic' ignores
-// every host and scheme source (CSP3, "Usage of 'strict-dynamic'"), and a list of keywords,
-// nonces and hashes only has none. A host source is taken to allow it,
+// every host and scheme source (CSP3, "Usage of 'strict-dynamic'"), and a
+// list of keywords, nonces and hashes only has none. A host source is taken to allow it,
 // since the bundle is served from the host the client asked for.
 func (d *directive) allowsExternal() bool {
 	if d.keyword("'strict-dynamic'") {

@@ -8,8 +8,9 @@ import (
 const all = PendingBundle | PendingInline
 
 // TestPolicyRules: what each policy form makes of the injections and the
-// rewrite, the header's text after it included (CSP3, "does a source list allow all inline behavior for type",
-// "get the effective directive for inline checks").
+// rewrite, the header's text after it included (CSP3, "does a source list
+// allow all inline behavior for type", "get the effective directive for
+// inline checks").
 func TestPolicyRules(t *testing.T) {
 	L := " '" + LoaderHash + "'"
 	for _, c := range []struct {

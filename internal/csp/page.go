@@ -123,7 +123,8 @@ func (pg *Page) read(p *policy, pending Pending) string {
 		if d == nil || !d.hasHash() {
 			continue
 		}
-		// Attributes match a hash only under 'unsafe-hashes' (CSP3, "does element match source list for type and source").
+		// Attributes match a hash only under 'unsafe-hashes' (CSP3, "does
+		// element match source list for type and source").
 		if (Kind(k) == ScriptAttr || Kind(k) == StyleAttr) && !d.keyword("'unsafe-hashes'") {
 			continue
 		}
@@ -153,15 +154,15 @@ func (pg *Page) read(p *policy, pending Pending) string {
 
 // withLoader returns the policy's text with the loader's hash added to d,
 // the directive that governs script elements. Adding a hash-source to a
-// list that allowed all inline scripts would take that away (CSP3, "does a source list allow all
-// inline behavior for type"); read never asks, since such a list lets the scripts run. When d
-// is default-src, a script-src with default-src's sources and the hash is
-// added instead, so that styles, images and the rest, which default-src
-// also governs, keep their rules.
+// list that allowed all inline scripts would take that away (CSP3, "does
+// a source list allow all inline behavior for type"); read never asks,
+// since such a list lets the scripts run. When d is default-src, a
+// script-src with default-src's sources and the hash is added instead, so
+// that styles, images and the rest, which default-src also governs, keep
+// their rules.
 func (p *policy) withLoader(d *directive) string {
-	src := " '" + LoaderHash + "'"
 	if d.name != "default-src" {
-		return p.raw[:d.end] + src + p.raw[d.end:]
+		return p.raw[:d.end] + " '" + LoaderHash + "'" + p.raw[d.end:]
 	}
 	head := strings.TrimRightFunc(p.raw, isASCIISpaceRune)
 	sep := "; "
