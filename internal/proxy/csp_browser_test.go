@@ -133,23 +133,7 @@ func TestSvelteKitCSPPagesHydrateAndShowAds(t *testing.T) {
 	rt := startSvelteKit(t, dir)
 	defer rt.CloseIdleConnections()
 	fixed, control := svelteFront(t, rt, false), svelteFront(t, rt, true)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()))
-	defer cancelAlloc()
-	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-	if err := chromedp.Do(browserCtx); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
-	}
+	browserCtx := startChromium(t, bin)
 	for _, path := range []string{"/static", "/dynamic"} {
 		t.Run(path, func(t *testing.T) {
 			got := showSvelte(t, browserCtx, fixed+path, true)
@@ -185,6 +169,28 @@ func TestSvelteKitCSPPagesHydrateAndShowAds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startChromium starts headless Chromium for the rest of the test.
+func startChromium(t *testing.T, bin string) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()))
+	t.Cleanup(cancelAlloc)
+	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancelBrowser)
+	if err := chromedp.Do(browserCtx); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	return browserCtx
 }
 
 // showSvelte loads url, clicks the counter once and reads the page. With
