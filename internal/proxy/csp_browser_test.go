@@ -106,8 +106,9 @@ func svelteFront(t *testing.T, rt http.RoundTripper, control bool) string {
 	return srv.URL
 }
 
-// svelteShown is what a page under the guest shows in Chromium.
-type svelteShown struct {
+// policyShown is what a page under a policy, behind the guest, shows in
+// Chromium.
+type policyShown struct {
 	Hydrated bool   `json:"hydrated"` // the app's onMount ran
 	Count    string `json:"count"`    // the counter after one click
 	Share    string `json:"share"`    // the share link's href
@@ -136,7 +137,7 @@ func TestSvelteKitCSPPagesHydrateAndShowAds(t *testing.T) {
 	browserCtx := startChromium(t, bin)
 	for _, path := range []string{"/static", "/dynamic"} {
 		t.Run(path, func(t *testing.T) {
-			got := showSvelte(t, browserCtx, fixed+path, true)
+			got := showUnderPolicy(t, browserCtx, fixed+path, true)
 			if !got.Hydrated || got.Count != "clicked 1" {
 				t.Errorf("the page did not hydrate: %+v", got)
 			}
@@ -156,7 +157,7 @@ func TestSvelteKitCSPPagesHydrateAndShowAds(t *testing.T) {
 			if path == "/static" && !strings.Contains(got.CSP, "'sha256-") {
 				t.Errorf("/static is not the hash-policy page: meta %q", got.CSP)
 			}
-			before := showSvelte(t, browserCtx, control+path, false)
+			before := showUnderPolicy(t, browserCtx, control+path, false)
 			switch path {
 			case "/static":
 				if before.Hydrated {
@@ -193,10 +194,10 @@ func startChromium(t *testing.T, bin string) context.Context {
 	return browserCtx
 }
 
-// showSvelte loads url, clicks the counter once and reads the page. With
+// showUnderPolicy loads url, clicks the counter once and reads the page. With
 // fixed it waits for the hydration marker and the bundle's render; the
 // control waits for the browser's first policy violation instead.
-func showSvelte(t *testing.T, browserCtx context.Context, url string, fixed bool) svelteShown {
+func showUnderPolicy(t *testing.T, browserCtx context.Context, url string, fixed bool) policyShown {
 	t.Helper()
 	tab, cancel := chromedp.NewContext(browserCtx)
 	defer cancel()
@@ -212,13 +213,13 @@ func showSvelte(t *testing.T, browserCtx context.Context, url string, fixed bool
 		cond = `window.__violations.length > 0 && document.readyState === "complete"`
 	}
 	if _, err := chromedp.Run(tab, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
-		shown, _ := chromedp.Run(tab, chromedp.Evaluate[svelteShown](svelteRead))
+		shown, _ := chromedp.Run(tab, chromedp.Evaluate[policyShown](policyRead))
 		t.Fatalf("%s: waiting for %s: %v; %+v", url, cond, err, shown)
 	}
 	if _, err := chromedp.Run(tab, chromedp.Evaluate[any](`(function(){var b=document.getElementById("count");if(b)b.click();return null})()`)); err != nil {
 		t.Fatal(err)
 	}
-	got, err := chromedp.Run(tab, chromedp.Evaluate[svelteShown](svelteRead))
+	got, err := chromedp.Run(tab, chromedp.Evaluate[policyShown](policyRead))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ document.addEventListener("securitypolicyviolation", function (e) {
 	window.__violations.push(e.violatedDirective + " " + (e.blockedURI || "?") + " " + e.sourceFile + ":" + e.lineNumber + ":" + e.columnNumber + " " + e.sample);
 });`
 
-const svelteRead = `({
+const policyRead = `({
 	hydrated: document.documentElement.dataset.hydrated === "yes",
 	count: (document.getElementById("count") || {}).textContent || "",
 	share: (document.getElementById("share") || {}).href || "",

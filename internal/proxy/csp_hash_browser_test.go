@@ -57,11 +57,11 @@ func TestHashHeaderPolicyRunsPageAndInjectedScriptsInBrowser(t *testing.T) {
 	fixed, control := front(false), front(true)
 	browserCtx := startChromium(t, bin)
 
-	got := showSvelte(t, browserCtx, fixed+"/", true)
+	got := showUnderPolicy(t, browserCtx, fixed+"/", true)
 	if !got.Hydrated || !got.Slots || !got.Rendered || len(got.Violations) > 0 {
 		t.Errorf("under the header's hash policy: %+v", got)
 	}
-	before := showSvelte(t, browserCtx, control+"/", false)
+	before := showUnderPolicy(t, browserCtx, control+"/", false)
 	if before.Hydrated || before.Slots || before.Rendered {
 		t.Errorf("control: the scripts ran although the policy blocks them: %+v", before)
 	}
