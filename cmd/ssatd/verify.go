@@ -225,8 +225,11 @@ func (v *verifier) notInjected(check, path string, f verifyFetch) verdict {
 }
 
 // bidsScript is the script before </body>, whose bids differ between
-// auctions; the rest of a page is the same for every request.
-var bidsScript = regexp.MustCompile(`<script>\(function\(\)\{var t=window\.tsjs=window\.tsjs\|\|\{\};var b=JSON\.parse\(".*?"\);.*?</script>`)
+// auctions; the rest of a page is the same for every request. Under a
+// Content Security Policy it carries the page's nonce, or is a JSON data
+// block before the loader (docs/behaviour.md, "Content Security Policy").
+var bidsScript = regexp.MustCompile(`<script(?: nonce="[^"]*")?>\(function\(\)\{var t=window\.tsjs=window\.tsjs\|\|\{\};var b=JSON\.parse\(".*?"\);.*?</script>` +
+	`|<script type="application/json" data-tsjs="bids">".*?"</script>`)
 
 // codings: the page decoded is the same under gzip, br and identity.
 func (v *verifier) codings(path string) verdict {

@@ -73,6 +73,7 @@ type Set struct {
 	auction        *prometheus.HistogramVec
 	bundleHits     prometheus.Counter
 	noOriginHost   prometheus.Counter
+	cspPages       *prometheus.CounterVec
 }
 
 // New builds a Set on a fresh registry with the Go and process collectors.
@@ -142,12 +143,16 @@ func New() *Set {
 		Namespace: namespace, Name: "pages_without_origin_host_total",
 		Help: "Rewritten HTML pages in which no URL named the origin host of publisher.origin_url. Many of them suggest that the pages name the origin by another host, so no link is rewritten.",
 	})
+	s.cspPages = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "csp_pages_total",
+		Help: "Rewritten HTML pages under a Content Security Policy, by what ssatd did for it (docs/behaviour.md, \"Content Security Policy\"): nonce (the injected scripts carried the page's nonce), loader_hash (a policy was given the loader script's hash), kept (inline content a policy allows by hash was left byte for byte), inline_blocked and bundle_blocked (a policy blocks an injected script and ssatd could not allow it).",
+	}, []string{"rule"})
 	s.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		s.requests, s.duration, s.ttfb, s.inFlight, s.failures, s.guestCPU, s.budgetExceeded,
 		s.originBytes, s.deliveredBytes, s.edgeResponses, s.edgeIn, s.edgeOut, s.auction, s.bundleHits,
-		s.noOriginHost,
+		s.noOriginHost, s.cspPages,
 	)
 	return s
 }
@@ -237,6 +242,12 @@ func (s *Set) BundleHit() { s.bundleHits.Inc() }
 // PageWithoutOriginHost counts a rewritten page in which no URL named the
 // origin host.
 func (s *Set) PageWithoutOriginHost() { s.noOriginHost.Inc() }
+
+// CSPRules are the values of csp_pages_total's rule label, a closed set.
+var CSPRules = []string{"nonce", "loader_hash", "kept", "inline_blocked", "bundle_blocked"}
+
+// CSPPage counts a page under a policy for rule, one of CSPRules.
+func (s *Set) CSPPage(rule string) { s.cspPages.WithLabelValues(rule).Inc() }
 
 // WritePrometheus writes every metric of the registry in the Prometheus
 // text format, as /metrics serves it; tests read it.

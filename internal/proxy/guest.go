@@ -42,6 +42,7 @@ import (
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
 	privacy "github.com/ssatd/ssatd/internal/consent"
+	"github.com/ssatd/ssatd/internal/csp"
 	"github.com/ssatd/ssatd/internal/metrics"
 	"github.com/ssatd/ssatd/internal/rewrite"
 	"github.com/ssatd/ssatd/internal/ssat"
@@ -117,6 +118,9 @@ type pageOptions struct {
 	bundleTag      []byte
 	userBundle     bool   // bundle.file: served with upstream's headers
 	cacheControl   string // publisher.ssat_cache_control
+	// ignoreCSP leaves pages' policies unread (csp.go): only the tests set
+	// it, for the control that shows what a page got before.
+	ignoreCSP bool
 	// headScripts caches headPrepend's script per matched slot set
 	// (string key → []byte, never modified once stored).
 	headScripts  *sync.Map
@@ -374,6 +378,11 @@ type handled struct {
 	pipe         *io.PipeReader // the pipeline's output, which ReverseProxy copies
 	done         chan struct{}  // closed when the pipeline goroutine has finished
 	firstByte    time.Time      // when the guest wrote the first body byte
+	// csp is the page's policies as its header set them (csp.go), read
+	// when cspOn; cspHeaderChanged: a header policy got the loader's hash.
+	csp              csp.Page
+	cspOn            bool
+	cspHeaderChanged bool
 	// connecting: the origin transport is getting a connection
 	// (connectTrace); set by the transport, read by failureOf.
 	connecting atomic.Bool

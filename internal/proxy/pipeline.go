@@ -118,6 +118,7 @@ func (g *Guest) setRewrittenHeaders(resp *http.Response, x *exchange, origin com
 	out := outputCoding(x.mode, origin)
 	x.outCoding = string(out)
 	g.applyRewrittenHeaders(resp.Header, x, out)
+	g.readPagePolicy(resp.Header, x)
 	resp.ContentLength = -1
 	return out
 }
@@ -369,6 +370,7 @@ func (p *pipeline) notePage(st rewrite.Stats) {
 		p.g.log.Info("no <head> start tag: nothing injected", pathField(p.req.URL))
 	}
 	p.g.noteOriginHost(p.req, st)
+	p.g.notePolicy(p.req.URL.Path, &st)
 }
 
 // firstReadSignal closes started on the first Read.
@@ -396,6 +398,9 @@ func (p *pipeline) process() (rewrite.Stats, error) {
 		HeadPrepend:   p.g.headPrepend(p.x),
 		BeforeWait:    p.front.Flush,
 		Inline:        p.g.inline,
+	}
+	if p.x.cspOn {
+		opts.CSP = &p.x.csp
 	}
 	if p.x.eligible {
 		opts.BodyEnd = func() []byte {
