@@ -23,9 +23,7 @@ func (g *Guest) rewriteOriginRequest(pr *httputil.ProxyRequest) {
 	// absolute-form request URI or a foreign Host never changes where ssatd
 	// connects. The client's path and query are kept as they are.
 	pr.SetURL(g.origin)
-	if g.allowOverride || g.diagnostics {
-		stripModeOverride(pr.Out.URL)
-	}
+	pr.Out.URL.RawQuery = g.publisherQuery(pr.Out.URL.RawQuery)
 	pr.Out.Host = g.hostOverride
 	if g.fastlyView {
 		setFastlyView(pr)
