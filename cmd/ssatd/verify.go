@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -230,10 +229,6 @@ func (v *verifier) notInjected(check, path string, f verifyFetch) verdict {
 		fmt.Sprintf("slots script %v, bids script %v", p.Slots != nil, p.Bids != nil)}
 }
 
-// bidsScript is the script before </body>, whose bids differ between
-// auctions; the rest of a page is the same for every request.
-var bidsScript = regexp.MustCompile(`<script>\(function\(\)\{var t=window\.tsjs=window\.tsjs\|\|\{\};var b=JSON\.parse\(".*?"\);.*?</script>`)
-
 // codings: the page decoded is the same under gzip, br and identity.
 func (v *verifier) codings(path string) verdict {
 	var first []byte
@@ -248,7 +243,7 @@ func (v *verifier) codings(path string) verdict {
 		if got != "" && got != ae {
 			return verdict{"codings", path, false, fmt.Sprintf("asked for %s, got Content-Encoding %s", ae, got)}
 		}
-		body := bidsScript.ReplaceAll(f.body, nil)
+		body := pageparse.WithoutBids(f.body)
 		if first == nil {
 			first = body
 		} else if !bytes.Equal(first, body) {
