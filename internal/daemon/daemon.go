@@ -94,7 +94,7 @@ func NewAdmin(m *metrics.Set, ready func(context.Context) error, log *zap.Logger
 	}
 }
 
-// ServeClient serves the client side on l, over TLS when server.tls_cert
+// ServeClient serves the client side on l, over TLS when server.tls_cert_file
 // is set, behind internal/server's connection guards.
 func ServeClient(cfg *config.Config, s *http.Server, l net.Listener) error {
 	if cert := cfg.Server.TLSCertificate; cert != nil {

@@ -196,3 +196,67 @@ func decodeLiteral(rest string, v any, what string) error {
 	}
 	return nil
 }
+
+// WithoutBids is body with the bids script element (<script>…</script>
+// before </body>) cut out, byte for byte otherwise. The bids differ from
+// one auction to the next (each bid has its own id), so two responses for
+// one page are compared with that script set aside: what `ssatd verify`
+// and `ssatd measure -proxy` call the same page. A body without a bids
+// script is returned as it is.
+func WithoutBids(body []byte) []byte {
+	z := html.NewTokenizer(bytes.NewReader(body))
+	pos, scriptStart := 0, -1
+	var cuts [][2]int
+	inBids, block := false, false
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			break
+		}
+		n := len(z.Raw())
+		switch tt {
+		case html.StartTagToken:
+			name, hasAttr := z.TagName()
+			scriptStart, block = -1, false
+			if string(name) == "script" {
+				scriptStart, block = pos, hasAttr && isBidsBlock(z)
+			}
+		case html.TextToken:
+			inBids = scriptStart >= 0 && (block || strings.HasPrefix(strings.TrimSpace(string(z.Raw())), bidsPrefix))
+		case html.EndTagToken:
+			if name, _ := z.TagName(); string(name) == "script" && inBids {
+				cuts = append(cuts, [2]int{scriptStart, pos + n})
+			}
+			scriptStart, inBids = -1, false
+		default:
+			scriptStart, inBids = -1, false
+		}
+		pos += n
+	}
+	if len(cuts) == 0 {
+		return body
+	}
+	out := make([]byte, 0, len(body))
+	last := 0
+	for _, c := range cuts {
+		out = append(out, body[last:c[0]]...)
+		last = c[1]
+	}
+	return append(out, body[last:]...)
+}
+
+// isBidsBlock reports whether the script start tag z is on is the bids'
+// JSON data block, the form the bids take under a Content Security Policy
+// that would block an inline script (docs/behaviour.md, "Content Security
+// Policy").
+func isBidsBlock(z *html.Tokenizer) bool {
+	for {
+		k, v, more := z.TagAttr()
+		if string(k) == "data-tsjs" && string(v) == "bids" {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}

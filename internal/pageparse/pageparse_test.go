@@ -1,8 +1,6 @@
 package pageparse
 
-import (
-	"testing"
-)
+import "testing"
 
 // TestParseReadsTheLoaderForm: a page under a Content Security Policy
 // carries the ad slots and bids as JSON data blocks read by the loader
@@ -25,5 +23,35 @@ func TestParseReadsTheLoaderForm(t *testing.T) {
 	}
 	if p.Bundle != "/static/tsjs=tsjs-unified.min.js?v=1" {
 		t.Errorf("bundle %q", p.Bundle)
+	}
+}
+
+func TestWithoutBids(t *testing.T) {
+	const bids = `<script>(function(){var t=window.tsjs=window.tsjs||{};var b=JSON.parse("{\"top\":{\"hb_adid\":\"a1\"}}");var s=t.scheduleInitialAdInit;if(typeof s==="function")s(b);else t.bids=b;})();</script>`
+	const slots = `<script>(window.tsjs=window.tsjs||{}).adSlots=JSON.parse("[]");</script>`
+	// Under a Content Security Policy the bids script carries the page's
+	// nonce, or its data is a JSON data block before the constant loader
+	// (docs/behaviour.md, "Content Security Policy"): the block is cut, the
+	// loader, the same on every request, stays.
+	const nonced = `<script nonce="n1">(function(){var t=window.tsjs=window.tsjs||{};var b=JSON.parse("{}");t.bids=b;})();</script>`
+	const block = `<script type="application/json" data-tsjs="bids" nonce="n1">"{\"top\":{}}"</script>`
+	const loader = `<script nonce="n1">loader()</script>`
+	for _, tt := range []struct{ name, in, want string }{
+		{"bids script cut", "<html><head>" + slots + "</head><body><p>x</p>" + bids + "</body></html>",
+			"<html><head>" + slots + "</head><body><p>x</p></body></html>"},
+		{"no bids script", "<html><body><script>var a=1</script><p>x</p></body></html>",
+			"<html><body><script>var a=1</script><p>x</p></body></html>"},
+		{"the prefix outside a script is text", "<body><p>(function(){var t=window.tsjs=window.tsjs||{};var b=JSON.parse(\"\")</p></body>",
+			"<body><p>(function(){var t=window.tsjs=window.tsjs||{};var b=JSON.parse(\"\")</p></body>"},
+		{"an empty script stays", "<body><script></script>" + bids + "</body>", "<body><script></script></body>"},
+		{"unterminated page", "<body>" + bids + "<p>x", "<body><p>x"},
+		{"bids script with the page's nonce cut", "<body><p>x</p>" + nonced + "</body>", "<body><p>x</p></body>"},
+		{"bids data block cut, loader kept", "<body><p>x</p>" + block + loader + "</body>", "<body><p>x</p>" + loader + "</body>"},
+		{"another data block stays", `<body><script type="application/json" data-tsjs="adSlots">"[]"</script></body>`,
+			`<body><script type="application/json" data-tsjs="adSlots">"[]"</script></body>`},
+	} {
+		if got := string(WithoutBids([]byte(tt.in))); got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
+		}
 	}
 }

@@ -26,9 +26,7 @@ func (g *Guest) rewriteOriginRequest(pr *httputil.ProxyRequest) {
 	// (keepClientTarget).
 	keepClientTarget(pr)
 	pr.SetURL(g.origin)
-	if g.allowOverride || g.diagnostics {
-		stripModeOverride(pr.Out.URL)
-	}
+	pr.Out.URL.RawQuery = g.publisherQuery(pr.Out.URL.RawQuery)
 	pr.Out.Host = g.hostOverride
 	if g.fastlyView {
 		setFastlyView(pr)

@@ -97,6 +97,7 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 			return nil
 		}
 	}
+	weakenNotModifiedETag(resp)
 	g.passThrough(resp, x, rt)
 	return nil
 }
