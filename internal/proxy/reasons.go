@@ -19,6 +19,7 @@ const (
 	reasonPartialContent
 	reasonEncoderInit
 	reasonOverloaded
+	reasonClientShare
 	// The origin body, before or after the headers (bodyFailureReason).
 	reasonTooLarge
 	reasonDecodedTooLarge
@@ -59,6 +60,7 @@ var reasonNames = [reasonCount]string{
 	reasonPartialContent:  "origin_partial_content",
 	reasonEncoderInit:     "encoder_init",
 	reasonOverloaded:      "overloaded",
+	reasonClientShare:     "client_share_exceeded",
 	reasonTooLarge:        "origin_body_too_large",
 	reasonDecodedTooLarge: "decoded_body_too_large",
 	reasonTruncated:       "origin_body_truncated",

@@ -124,7 +124,8 @@ func (l *tlsListener) acceptLoop() {
 
 func (l *tlsListener) handshake(c net.Conn) {
 	defer l.wg.Done()
-	tc := tls.Server(c, l.config)
+	// The socket is metered for the HTTP/2 stall bound (h2hold.go).
+	tc := tls.Server(newMeteredConn(c), l.config)
 	ctx, cancel := context.WithTimeout(l.ctx, l.timeout)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {
