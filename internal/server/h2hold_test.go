@@ -49,13 +49,30 @@ func holdOrigin(t *testing.T) *httptest.Server {
 type h2Holder struct {
 	conn   *tls.Conn
 	fr     *http2.Framer
-	frames chan http2.Frame // every frame read, until the connection ends
-	next   uint32           // the next stream id
+	frames chan h2Event // what each frame read says, until the connection ends
+	next   uint32       // the next stream id
+}
+
+// h2Event is what the test reads of a frame: the framer reuses its frames.
+type h2Event struct {
+	stream uint32
+	status int           // HEADERS: the response status
+	reset  http2.ErrCode // RST_STREAM
+	isRST  bool
+	data   int  // DATA: the payload's length
+	end    bool // the frame ends its stream
 }
 
 // dialHolder connects from the loopback address local, so that it is a
 // client of its own.
 func dialHolder(t *testing.T, f *tlsFront, local string) *h2Holder {
+	return dialReader(t, f, local, 0, nil)
+}
+
+// dialReader is dialHolder with a stream window of window bytes (and as
+// much on the connection), which reads nothing from the socket until
+// start is closed (nil: at once).
+func dialReader(t *testing.T, f *tlsFront, local string, window uint32, start <-chan struct{}) *h2Holder {
 	t.Helper()
 	d := &net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
 	c, err := tls.DialWithDialer(d, "tcp", f.addr, &tls.Config{RootCAs: f.roots, ServerName: "localhost", NextProtos: []string{"h2"}})
@@ -65,16 +82,24 @@ func dialHolder(t *testing.T, f *tlsFront, local string) *h2Holder {
 	if p := c.ConnectionState().NegotiatedProtocol; p != "h2" {
 		t.Fatalf("ALPN %q, want h2", p)
 	}
-	h := &h2Holder{conn: c, fr: http2.NewFramer(c, c), frames: make(chan http2.Frame, 4096), next: 1}
+	h := &h2Holder{conn: c, fr: http2.NewFramer(c, c), frames: make(chan h2Event, 1<<14), next: 1}
 	h.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}); err != nil {
+	if err := h.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: window}); err != nil {
 		t.Fatal(err)
+	}
+	if window > 0 {
+		if err := h.fr.WriteWindowUpdate(0, window); err != nil {
+			t.Fatal(err)
+		}
 	}
 	go func() {
 		defer close(h.frames)
+		if start != nil {
+			<-start
+		}
 		for {
 			fr, err := h.fr.ReadFrame()
 			if err != nil {
@@ -83,14 +108,19 @@ func dialHolder(t *testing.T, f *tlsFront, local string) *h2Holder {
 			if sf, ok := fr.(*http2.SettingsFrame); ok && !sf.IsAck() {
 				_ = h.fr.WriteSettingsAck() // as a real client does; the only write after the streams
 			}
-			// The framer reuses a frame's buffer at the next read: keep what
-			// the test reads.
+			ev := h2Event{stream: fr.Header().StreamID}
 			switch v := fr.(type) {
-			case *http2.MetaHeadersFrame, *http2.RSTStreamFrame, *http2.GoAwayFrame:
-				h.frames <- v
+			case *http2.MetaHeadersFrame:
+				ev.status, _ = strconv.Atoi(v.PseudoValue("status"))
+				ev.end = v.StreamEnded()
+			case *http2.RSTStreamFrame:
+				ev.isRST, ev.reset = true, v.ErrCode
 			case *http2.DataFrame:
-				h.frames <- v // only its header is read
+				ev.data, ev.end = len(v.Data()), v.StreamEnded()
+			default:
+				continue
 			}
+			h.frames <- ev
 		}
 	}()
 	t.Cleanup(func() { _ = c.Close() })
@@ -136,21 +166,21 @@ func (h *h2Holder) answers(t *testing.T, ids []uint32) map[uint32]int {
 	timeout := time.After(20 * time.Second)
 	for len(got) < len(want) {
 		select {
-		case fr, ok := <-h.frames:
+		case ev, ok := <-h.frames:
 			if !ok {
 				t.Fatalf("connection ended with %d of %d streams answered", len(got), len(want))
 			}
-			id := fr.Header().StreamID
-			if !want[id] {
+			if !want[ev.stream] {
 				continue
 			}
-			switch v := fr.(type) {
-			case *http2.MetaHeadersFrame:
-				got[id], _ = strconv.Atoi(v.PseudoValue("status"))
-			case *http2.RSTStreamFrame:
-				if _, answered := got[id]; !answered {
-					got[id] = 0
-				}
+			if _, answered := got[ev.stream]; answered {
+				continue
+			}
+			switch {
+			case ev.status != 0:
+				got[ev.stream] = ev.status
+			case ev.isRST:
+				got[ev.stream] = 0
 			}
 		case <-timeout:
 			t.Fatalf("%d of %d streams answered after 20 s", len(got), len(want))
@@ -245,22 +275,64 @@ func TestHTTP2StreamWaitingOnWindowIsReset(t *testing.T) {
 	deadline := time.After(config.Defaults().Server.WriteTimeout.Duration)
 	for {
 		select {
-		case fr, ok := <-h.frames:
+		case ev, ok := <-h.frames:
 			if !ok {
 				t.Fatal("connection ended before the stream was reset")
 			}
-			rst, isRST := fr.(*http2.RSTStreamFrame)
-			if !isRST || rst.StreamID != id {
+			if !ev.isRST || ev.stream != id {
 				continue
 			}
 			took := time.Since(start)
-			if rst.ErrCode != http2.ErrCodeInternal || took < streamStallTimeout {
-				t.Fatalf("stream reset with %v after %v, want INTERNAL_ERROR after %v", rst.ErrCode, took, streamStallTimeout)
+			if ev.reset != http2.ErrCodeInternal || took < streamStallTimeout {
+				t.Fatalf("stream reset with %v after %v, want INTERNAL_ERROR after %v", ev.reset, took, streamStallTimeout)
 			}
 			t.Logf("reset after %v", took)
 			return
 		case <-deadline:
 			t.Fatal("the stream was not reset before write_timeout")
 		}
+	}
+}
+
+// TestHTTP2SlowNetworkIsNotAStall: a client that opens a large window but
+// reads its socket late (a slow network: the response waits for the
+// socket, not for the window) is not reset by the stall bound; it gets the
+// whole response once it reads, 2 s past that bound.
+func TestHTTP2SlowNetworkIsNotAStall(t *testing.T) {
+	checkLeaks(t)
+	const size = 48 << 20 // well past the socket buffers of loopback
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/wasm")
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		chunk := bytes.Repeat([]byte("x"), 1<<20)
+		for range size >> 20 {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(origin.Close)
+	f := newTLSFront(t, origin.URL)
+	start := make(chan struct{})
+	h := dialReader(t, f, "127.0.0.5", 1<<30, start)
+	id := h.open(t, "/big.wasm", 1)[0]
+	// Not reading: the server's writes fill the socket buffers and wait.
+	time.Sleep(streamStallTimeout + 2*time.Second)
+	close(start)
+	got := 0
+	for ev := range h.frames {
+		if ev.stream != id {
+			continue
+		}
+		if ev.isRST {
+			t.Fatalf("stream reset (%v) after %d of %d bytes", ev.reset, got, size)
+		}
+		got += ev.data
+		if ev.end {
+			break
+		}
+	}
+	if got != size {
+		t.Fatalf("%d of %d bytes", got, size)
 	}
 }
