@@ -23,10 +23,11 @@ import (
 // in progress (server.max_requests_in_progress), between 8 and 100, so
 // that one connection holds well under the daemon's places; a browser
 // queues its requests past it and sends them as streams end. RFC 9113
-// §6.5.2 recommends at least 100, the most this gives (with 400 or more
-// places, 8 cores by default): below that the daemon's places, not
+// §6.5.2 recommends at least 100, the most this gives (with 400 places or
+// more, 7 cores and up by default): below that the daemon's places, not
 // parallelism, are what the limit protects. Go's server refuses a stream
-// over it with RST_STREAM.
+// over it with RST_STREAM. It is set when the listener starts, like the
+// other settings of the client http.Server.
 func streamsPerConnection(requestBound int) int {
 	return min(max(requestBound/4, 8), 100)
 }
