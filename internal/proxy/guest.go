@@ -29,6 +29,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/http/httputil"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -135,6 +136,9 @@ type limitOptions struct {
 	idleTimeout  time.Duration
 	pages        *pageGate // server.max_concurrent_pages, shared by all requests
 	requests     *pageGate // server.max_requests_in_progress
+	// One client's share of each (clientshare.go).
+	clientPages    *clientShares
+	clientRequests *clientShares
 }
 
 // codecOptions decide how a page is encoded and delivered
@@ -178,11 +182,13 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		},
 		pageOptions: newPageOptions(cfg, js, userBundle),
 		limitOptions: limitOptions{
-			rawLimit:     cfg.Publisher.MaxOriginResponseBytes,
-			decodedLimit: cfg.Publisher.MaxDecodedBodyBytes,
-			idleTimeout:  cfg.Publisher.OriginIdleTimeout.Duration,
-			pages:        newPageGate(cfg.Server.MaxConcurrentPages, cfg.Server.PageQueueTimeout.Duration),
-			requests:     newRequestGate(cfg.Server.RequestBound(), cfg.Server.PageQueueTimeout.Duration),
+			rawLimit:       cfg.Publisher.MaxOriginResponseBytes,
+			decodedLimit:   cfg.Publisher.MaxDecodedBodyBytes,
+			idleTimeout:    cfg.Publisher.OriginIdleTimeout.Duration,
+			pages:          newPageGate(cfg.Server.MaxConcurrentPages, cfg.Server.PageQueueTimeout.Duration),
+			requests:       newRequestGate(cfg.Server.RequestBound(), cfg.Server.PageQueueTimeout.Duration),
+			clientPages:    newClientShares(cfg.Server.MaxConcurrentPages, cfg.Server.PageQueueTimeout.Duration, "pages"),
+			clientRequests: newClientShares(cfg.Server.RequestBound(), cfg.Server.PageQueueTimeout.Duration, "requests"),
 		},
 		codecOptions: newCodecOptions(cfg, o.FlushLatency),
 		debugOptions: debugOptions{
@@ -356,6 +362,9 @@ type prepared struct {
 	// queued is how long admitEarly waited for places: a page place taken
 	// after classification waits only what is left of the queue timeout.
 	queued time.Duration
+	// client is who the request counts against in the clients' shares of
+	// the gates (clientshare.go), set at admission.
+	client netip.Prefix
 }
 
 // handled is written by the handler goroutine only: the mode in prepare,

@@ -158,7 +158,7 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	if slot == nil {
 		var err error
 		// What is left of the queue timeout after the early waits.
-		if slot, err = g.admitPage(x.ctx, g.pages.deadline(x.queued)); err != nil {
+		if slot, err = g.admitPage(x, g.pages.deadline(x.queued)); err != nil {
 			return err
 		}
 	}

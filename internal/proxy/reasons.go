@@ -20,6 +20,7 @@ const (
 	reasonSwitchingProtocols
 	reasonEncoderInit
 	reasonOverloaded
+	reasonClientShare
 	// The origin body, before or after the headers (bodyFailureReason).
 	reasonTooLarge
 	reasonDecodedTooLarge
@@ -62,6 +63,7 @@ var reasonNames = [reasonCount]string{
 	reasonSwitchingProtocols: "origin_switching_protocols",
 	reasonEncoderInit:        "encoder_init",
 	reasonOverloaded:         "overloaded",
+	reasonClientShare:        "client_share_exceeded",
 	reasonTooLarge:           "origin_body_too_large",
 	reasonDecodedTooLarge:    "decoded_body_too_large",
 	reasonTruncated:          "origin_body_truncated",

@@ -147,10 +147,11 @@ func endSpan(span trace.Span, err error, attrs ...attribute.KeyValue) {
 	span.End()
 }
 
-// admitPage is the page gate (admission.go) with its wait as a span.
-func (g *Guest) admitPage(ctx context.Context, deadline time.Time) (*pageSlot, error) {
-	span := startSpan(ctx, "page gate wait")
-	slot, err := g.pages.admit(ctx, deadline)
+// admitPage is the page gate (admission.go), behind the client's share of
+// it (clientshare.go), with its wait as a span.
+func (g *Guest) admitPage(x *exchange, deadline time.Time) (*pageSlot, error) {
+	span := startSpan(x.ctx, "page gate wait")
+	slot, err := admitShared(x.ctx, g.clientPages, g.pages, x.client, deadline)
 	endSpan(span, err)
 	return slot, err
 }

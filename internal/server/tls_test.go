@@ -33,7 +33,7 @@ type tlsFront struct {
 	roots  *x509.CertPool
 }
 
-func newTLSFront(t *testing.T, origin string) *tlsFront {
+func newTLSFront(t *testing.T, origin string, mutate ...func(*config.Config)) *tlsFront {
 	t.Helper()
 	f, _, err := devcert.Write(t.TempDir(), time.Now())
 	if err != nil {
@@ -53,6 +53,9 @@ func newTLSFront(t *testing.T, origin string) *tlsFront {
 	cfg := config.Defaults()
 	cfg.Publisher.Domain = "www.pub.example"
 	cfg.Publisher.OriginURL = origin
+	for _, m := range mutate {
+		m(cfg)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
