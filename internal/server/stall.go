@@ -22,6 +22,12 @@ func WriteDeadline(next http.Handler, d time.Duration) http.Handler {
 			dw.meter, dw.stall = meterOf(r.Context()), min(streamStallTimeout, d)
 		}
 		next.ServeHTTP(dw, r)
+		// What the handler wrote last may still sit in the server's buffer,
+		// and the end of the body (HTTP/1.1's last chunk, HTTP/2's END_STREAM)
+		// is written after it returns: both get a deadline of their own, not
+		// what is left of the last Write's, which the handler's work since
+		// may have used up.
+		dw.arm()
 	})
 }
 

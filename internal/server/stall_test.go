@@ -61,3 +61,28 @@ func TestSlowReaderNotCutOff(t *testing.T) {
 		t.Fatalf("slow but progressing response cut: %v %q", err, b.String())
 	}
 }
+
+// TestEndOfBodyAfterSlowHandlerNotCutOff: a handler that writes, works for
+// longer than the write deadline and returns had the rest of its body (the
+// buffered write and the last chunk, written after it returned) cut off by
+// the deadline its last Write had set, so a complete response reached the
+// client as an unexpected EOF.
+func TestEndOfBodyAfterSlowHandlerNotCutOff(t *testing.T) {
+	const d = 50 * time.Millisecond
+	s := httptest.NewServer(WriteDeadline(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("first\n"))
+		http.NewResponseController(w).Flush()
+		w.Write([]byte("last\n")) // buffered until the handler returns
+		time.Sleep(3 * d)         // work past the last Write's deadline
+	}), d))
+	defer s.Close()
+	resp, err := http.Get(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(resp.Body); err != nil || b.String() != "first\nlast\n" {
+		t.Fatalf("a finished response was cut: %v %q", err, b.String())
+	}
+}
