@@ -90,7 +90,9 @@ type Options struct {
 	HeadPrepend []byte
 
 	// BodyEnd, when set, is called once: at the first </body> end tag, or at
-	// the end of the page when it has none, and only if HeadPrepend was
+	// the end of the page when it has none, or just before the tag past
+	// which the scanner stops following the page (Stats.Oversize,
+	// Stats.DepthExceeded) when it comes first, and only if HeadPrepend was
 	// written (the bids belong with the ad slots). Its result is written just before
 	// that tag (or at the end). It may block (the auction hold of
 	// docs/behaviour.md, "SSAT injection"); BeforeWait is called first so
@@ -102,7 +104,8 @@ type Options struct {
 	// MaxTokenBytes bounds the memory held for a single tag (a huge
 	// attribute, an unterminated tag). From the first tag that does not end
 	// within this many bytes on, the rest of the page is copied through
-	// unchanged, and BodyEnd runs at its end. Text, comments and the content
+	// unchanged, and BodyEnd, if not called yet, runs just before that tag.
+	// Text, comments and the content
 	// of raw-text elements are never held, whatever their size, but for
 	// Next.js's Flight data, which it bounds too (flight.go). 0 means
 	// DefaultMaxTokenBytes.
@@ -122,7 +125,7 @@ const DefaultMaxTokenBytes = 2 << 20
 // Stats describe what one rewrite did.
 type Stats struct {
 	HeadFound     bool // a <head> start tag was found and HeadPrepend written
-	Oversize      bool // a tag exceeded MaxTokenBytes; the rest was copied as is
+	Oversize      bool // a tag exceeded MaxTokenBytes; from it on the page was copied as is
 	BodyEndFound  bool // a </body> end tag was found
 	URLsRewritten int  // attribute values changed
 	// InlineRewritten counts origin references replaced in text, comments
@@ -134,8 +137,17 @@ type Stats struct {
 	// BodyEndSkipped names the element (textarea, plaintext, script, ...)
 	// whose raw text or RCDATA the page ended in, without </body>: BodyEnd
 	// was not called, because its result would have been that element's
-	// text, shown or run as part of it.
+	// text, shown or run as part of it. "![CDATA[" is a CDATA section and
+	// "math" MathML, where a script never runs. After Oversize or
+	// DepthExceeded it names where the scanner stopped following the page,
+	// the only place left for the bids.
 	BodyEndSkipped string
+
+	// DepthExceeded: SVG or MathML nested deeper than the scanner follows
+	// (256 elements, or 16 KiB of their names); as after Oversize, the page
+	// from that tag on was copied as is, and the bids script, if not
+	// written yet, went just before the tag.
+	DepthExceeded bool
 }
 
 // ErrWrite marks errors of the destination, as opposed to the source.
