@@ -358,9 +358,20 @@ func (p *pipeline) run() {
 // notePage logs what a page's rewrite left out, and counts a page that
 // never named the origin.
 func (p *pipeline) notePage(st rewrite.Stats) {
-	if st.BodyEndSkipped != "" {
-		p.g.log.Info("bids script not injected: the page ends inside <"+st.BodyEndSkipped+">",
-			zap.String("path", p.req.URL.Path))
+	if c := st.Cap(); c != "" {
+		// docs/behaviour.md, "SSAT injection": past a cap the scanner no
+		// longer knows where it is in the page.
+		p.g.metrics.PagePastCap(c)
+		p.g.log.Info("page copied as is from a tag the rewriter cannot follow, nothing rewritten after it",
+			zap.String("path", p.req.URL.Path), zap.String("cap", c))
+	}
+	if why := st.BidsLeftOut(); why != "" {
+		p.g.metrics.BidsNotInjected(why)
+		msg := "bids script not injected: the page ends inside <" + st.BodyEndSkipped + ">"
+		if st.Cap() != "" {
+			msg = "bids script not injected: the last place the rewriter could follow is inside <" + st.BodyEndSkipped + ">"
+		}
+		p.g.log.Info(msg, zap.String("path", p.req.URL.Path), zap.String("reason", why))
 	}
 	if !st.HeadFound {
 		p.g.log.Info("no <head> start tag: nothing injected", zap.String("path", p.req.URL.Path))

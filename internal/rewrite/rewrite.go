@@ -150,6 +150,44 @@ type Stats struct {
 	DepthExceeded bool
 }
 
+// The caps past which the scanner stops following a page (Stats.Cap): a
+// closed set, used as a metric label.
+const (
+	CapOversizeTag  = "oversize_tag"  // Stats.Oversize
+	CapForeignDepth = "foreign_depth" // Stats.DepthExceeded
+)
+
+// Cap names the cap the page went past, or "" when the scanner followed
+// it to its end.
+func (st Stats) Cap() string {
+	switch {
+	case st.Oversize:
+		return CapOversizeTag
+	case st.DepthExceeded:
+		return CapForeignDepth
+	}
+	return ""
+}
+
+// BidsLeftOut says why BodyEnd was not called for a page that got the head
+// injection, as a closed set (a metric label): the page ends inside raw
+// text or RCDATA ("raw_text"), a CDATA section ("cdata") or MathML
+// ("mathml"), or it went past a cap (Cap) where a script would not run;
+// "" when the bids were not left out for any of these.
+func (st Stats) BidsLeftOut() string {
+	switch {
+	case st.BodyEndSkipped == "" || !st.HeadFound:
+		return ""
+	case st.Cap() != "":
+		return st.Cap()
+	case st.BodyEndSkipped == "math":
+		return "mathml"
+	case st.BodyEndSkipped == "![CDATA[":
+		return "cdata"
+	}
+	return "raw_text"
+}
+
 // ErrWrite marks errors of the destination, as opposed to the source.
 var ErrWrite = errors.New("rewrite: write failed")
 
