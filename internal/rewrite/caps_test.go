@@ -44,6 +44,12 @@ func TestDeepSVGBidsNotInsidePageScript(t *testing.T) {
 			in:    "<head></head><body><svg>" + strings.Repeat("<g"+strings.Repeat("x", 300)+">", 64) + pageScript + "</body>",
 			want:  "<head>[H]</head><body><svg>" + strings.Repeat("<g"+strings.Repeat("x", 300)+">", maxForeignNames/301) + "[BIDS]" + strings.Repeat("<g"+strings.Repeat("x", 300)+">", 64-maxForeignNames/301) + pageScript + "</body>",
 			depth: true},
+		// A breakout leaves MathML, but the push after it does not fit:
+		// the place before the tag is still MathML.
+		{name: "breakout from MathML past the cap",
+			in:    "<head></head><body><svg><foreignObject><" + strings.Repeat("x", maxForeignNames-len("svgforeignobject")-9) + "><math><blockquote><script>var s = \"</body>\";</script>" + link + "</body>",
+			want:  "<head>[H]</head><body><svg><foreignObject><" + strings.Repeat("x", maxForeignNames-len("svgforeignobject")-9) + "><math><blockquote><script>var s = \"</body>\";</script>" + link + "</body>",
+			depth: true, skipped: "math"},
 		{name: "bids placed before the cap stay",
 			in:    "<head></head><body></body>" + deepSVG(maxForeignDepth) + pageScript + link,
 			want:  "<head>[H]</head><body>[BIDS]</body>" + deepSVG(maxForeignDepth) + pageScript + link,

@@ -175,7 +175,7 @@ func (rw *rewriter) compact(hold int) {
 // bytes: where it ends, and so what follows it, is unknown.
 func (rw *rewriter) oversize() {
 	rw.stats.Oversize = true
-	rw.lose(rw.tokStart)
+	rw.lose(rw.tokStart, rw.openRawText())
 }
 
 // lose stops following the page at the tag that starts at at, past one of
@@ -184,13 +184,14 @@ func (rw *rewriter) oversize() {
 // there on it is copied as it is, with nothing rewritten and nothing
 // injected. The bids script, if it is still to come, goes at at, the last
 // place the scanner knows, when a script written there runs as one, and is
-// left out (Stats.BodyEndSkipped) when it would not: rather than at a
-// "</body>" or at an end whose place in the page it cannot tell.
-func (rw *rewriter) lose(at int) {
+// left out (Stats.BodyEndSkipped) when it would not, inside the element
+// named (openRawText at at): rather than at a "</body>" or at an end whose
+// place in the page it cannot tell.
+func (rw *rewriter) lose(at int, inside string) {
 	if !rw.bodyEndDone && rw.err == nil {
 		rw.bodyEndDone = true
-		if name := rw.openRawText(); name != "" {
-			rw.stats.BodyEndSkipped = name
+		if inside != "" {
+			rw.stats.BodyEndSkipped = inside
 		} else {
 			rw.flush(at)
 			rw.bodyEnd()
