@@ -527,7 +527,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // usually means its links name the origin by another host (localhost:8000
 // against an origin_url of http://127.0.0.1:8000).
 func (g *Guest) noteOriginHost(r *http.Request, st rewrite.Stats) {
-	if st.URLsRewritten > 0 || st.InlineRewritten > 0 || st.Oversize {
+	if st.URLsRewritten > 0 || st.InlineRewritten > 0 || st.Cap() != "" {
 		return
 	}
 	g.metrics.PageWithoutOriginHost()
