@@ -93,6 +93,20 @@ func lowerTagName(raw, dst []byte) []byte {
 	return dst
 }
 
+// foreignTag is foreignStartTag, and stops following the page (lose) at a
+// start tag nested deeper than the stack holds: this tag and the rest go
+// out as they came. The bids' place there is taken before the tag, and so
+// before a breakout pops the MathML it leaves.
+func (rw *rewriter) foreignTag(raw []byte, a atom.Atom) bool {
+	here := rw.openRawText()
+	foreign := rw.foreignStartTag(raw, a)
+	if rw.deep {
+		rw.stats.DepthExceeded = true
+		rw.lose(rw.tokStart, here)
+	}
+	return foreign
+}
+
 // foreignStartTag follows a start tag while foreign content may be open (a
 // non-empty stack, or the tag is <svg> or <math>). It reports whether the
 // tag was taken as a foreign element, which never opens raw text; false

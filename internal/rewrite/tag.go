@@ -108,18 +108,9 @@ func (rw *rewriter) tagDone(end int) {
 func (rw *rewriter) startTagDone(raw []byte, end int) {
 	s := &rw.scanner
 	a := lookupName(raw[1:])
-	foreign := false
-	if (len(s.foreign) > 0 || a == atom.Svg || a == atom.Math) && !s.quirks {
-		// Where the bids would go if this tag is past the stack: taken
-		// before a breakout pops the foreign elements it leaves.
-		here := s.openRawText()
-		if foreign = rw.foreignStartTag(raw, a); s.deep {
-			// Nested deeper than the foreign stack holds (foreign.go):
-			// this tag and the rest go out as they came.
-			rw.stats.DepthExceeded = true
-			rw.lose(s.tokStart, here)
-			return
-		}
+	foreign := (len(s.foreign) > 0 || a == atom.Svg || a == atom.Math) && !s.quirks && rw.foreignTag(raw, a)
+	if s.deep {
+		return // this tag and the rest go out as they came (foreignTag)
 	}
 	if s.urlValue >= 0 {
 		rw.checkURLValue(s.urlValue, end)
