@@ -20,11 +20,19 @@
 //	name = "pbs"
 //	url = "`+bidder.URL+`"
 //	`)
-//	resp, _ := http.Get(srv.URL + "/article")   // plus navigation headers
+//	resp, body, err := srv.Navigate("/article") // a browser's navigation
 //	page, _ := ssatdtest.ParsePage(body)
 //	// page.Slots, page.Bids["atf"], bidder.Requests()[0].Imp ...
 //
+// Server.Client is a client for the daemon (it trusts the daemon's
+// certificate when server.tls_cert_file and server.tls_key_file are set),
+// and NavigationRequest builds the request a browser sends, for tests that
+// add headers of their own.
+//
 // Everything started is stopped by t.Cleanup, and Start fails the test if
-// goroutines started while ssatd ran are still running once it has
-// stopped. docs/testing.md has the whole walk-through.
+// a goroutine of that daemon is still running once it has stopped. Only
+// the daemon's own goroutines are looked at, so tests that each start a
+// daemon may run in parallel (t.Parallel). The configuration keys are in
+// README.md ("Configuration") and configs/example.toml; docs/testing.md
+// has the whole walk-through.
 package ssatdtest

@@ -41,24 +41,6 @@ div_id = "ad-atf"
 `
 }
 
-// navigate requests url as a browser navigation, which makes the page
-// eligible for the ad stack.
-func navigate(url string) ([]byte, error) {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "text/html")
-	req.Header.Set("Sec-Fetch-Dest", "document")
-	req.Header.Set("Sec-Fetch-Mode", "navigate")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	return io.ReadAll(resp.Body)
-}
-
 func newOrigin() *httptest.Server {
 	var origin *httptest.Server
 	origin = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -87,7 +69,9 @@ func Example() {
 	}
 	defer srv.Close()
 
-	body, err := navigate(srv.URL + "/news/today")
+	// A browser's navigation, which makes the page eligible for the ad
+	// stack, through the daemon's own client (TLS included).
+	_, body, err := srv.Navigate("/news/today")
 	if err != nil {
 		fmt.Println(err)
 		return

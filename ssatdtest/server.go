@@ -7,11 +7,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
@@ -22,34 +24,37 @@ import (
 // Server is a running ssatd.
 type Server struct {
 	// URL is the client side, where pages are requested:
-	// http://127.0.0.1:PORT (https with server.tls_cert), without a
-	// trailing slash.
+	// http://127.0.0.1:PORT (https with server.tls_cert_file and
+	// server.tls_key_file), without a trailing slash.
 	URL string
 	// AdminURL serves /healthz, /readyz and /metrics.
 	AdminURL string
 
-	parts *daemon.Parts
-	done  chan error
-	once  sync.Once
+	id     string // the value of its goroutines' goroutineLabel
+	parts  *daemon.Parts
+	done   chan error
+	once   sync.Once
+	client *http.Client
 }
 
 // shutdownTimeout bounds how long Close waits for responses in flight.
 const shutdownTimeout = 5 * time.Second
 
 // Start runs ssatd with the configuration config, TOML text as `ssatd serve
-// -config` reads it (docs/configuration.md). server.listen and
+// -config` reads it (README.md, "Configuration"). server.listen and
 // server.admin_listen are replaced by ports on 127.0.0.1 chosen by the
 // system; SSATD_* environment variables are not read. A configuration with
 // problems fails the test, naming every problem.
 //
 // The daemon logs warnings and errors through t.Log. It is stopped by
-// t.Cleanup, which then fails the test if a goroutine started after Start
-// is still running (goleak): the daemon's contract is that nothing outlives
-// its request. Stop what the test starts after Start with t.Cleanup too
-// (NewBidder does), so that it is gone by then.
+// t.Cleanup, which then fails the test if a goroutine of this daemon is
+// still running: the daemon's contract is that nothing outlives its
+// request. Only the daemon's own goroutines are looked at (those it started,
+// and those they started, see goroutineLabel), so tests that run in
+// parallel (t.Parallel), each with its daemon, do not see each other's, nor
+// the test's own clients and servers.
 func Start(t testing.TB, config string) *Server {
 	t.Helper()
-	leaks := goleak.IgnoreCurrent()
 	s, err := newServer(config, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
 	if err != nil {
 		t.Fatalf("ssatdtest: %v", err)
@@ -58,8 +63,7 @@ func Start(t testing.TB, config string) *Server {
 		if err := s.Close(); err != nil {
 			t.Errorf("ssatdtest: %v", err)
 		}
-		http.DefaultClient.CloseIdleConnections()
-		if err := goleak.Find(leaks); err != nil {
+		if err := waitForGoroutines(s.id, leakWait); err != nil {
 			t.Errorf("ssatdtest: goroutines outlived the daemon: %v", err)
 		}
 	})
@@ -73,7 +77,21 @@ func NewServer(config string) (*Server, error) {
 	return newServer(config, zap.NewNop())
 }
 
-func newServer(config string, log *zap.Logger) (*Server, error) {
+// serverIDs numbers the servers of the process, for goroutineLabel.
+var serverIDs atomic.Int64
+
+// newServer builds and starts the daemon with its goroutines labelled: a
+// goroutine inherits the labels of the goroutine that starts it, so every
+// goroutine the daemon starts, for as long as it runs, carries the label.
+func newServer(config string, log *zap.Logger) (s *Server, err error) {
+	id := strconv.FormatInt(serverIDs.Add(1), 10)
+	pprof.Do(context.Background(), pprof.Labels(goroutineLabel, id), func(context.Context) {
+		s, err = startServer(id, config, log)
+	})
+	return s, err
+}
+
+func startServer(id, config string, log *zap.Logger) (*Server, error) {
 	client, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
@@ -94,7 +112,7 @@ func newServer(config string, log *zap.Logger) (*Server, error) {
 		scheme = "https://"
 	}
 	s := &Server{URL: scheme + client.Addr().String(), AdminURL: "http://" + admin.Addr().String(),
-		parts: p, done: make(chan error, 2)}
+		id: id, parts: p, done: make(chan error, 2), client: newClient(cfg.Server.TLSCertificate)}
 	go s.serve(func() error { return daemon.ServeClient(cfg, p.Client, client) })
 	go s.serve(func() error { return p.Admin.Serve(admin) })
 	return s, nil
@@ -129,6 +147,10 @@ func (s *Server) Close() error {
 			}
 		}
 		s.parts.Guest.Close()
+		s.client.CloseIdleConnections()
+		// The kit's own examples and many tests use http.DefaultClient;
+		// its connections to this daemon are of no use any more.
+		http.DefaultClient.CloseIdleConnections()
 	})
 	return errors.Join(errs...)
 }

@@ -51,6 +51,12 @@ type spaState struct {
 	Frames    []renderedFrame `json:"frames"`
 	NoReload  bool            `json:"noReload"`
 	ViewTitle string          `json:"viewTitle"`
+	// The app's navigation as rendered: the view marked current, and
+	// whether its tabs are styled (a border) and sit in one row.
+	CurrentTab string `json:"currentTab"`
+	TabBorder  string `json:"tabBorder"`
+	TabsInRow  bool   `json:"tabsInRow"`
+	Footer     string `json:"footer"`
 }
 
 const spaStateJS = `({
@@ -60,7 +66,14 @@ const spaStateJS = `({
 	slots: (window.tsjs.adSlots || []).map(function (s) { return s.id; }),
 	frames: ` + framesJS + `,
 	noReload: window.__spaTestMarker === 1,
-	viewTitle: (document.getElementById("spa-title") || {}).textContent || ""
+	viewTitle: (document.getElementById("spa-title") || {}).textContent || "",
+	currentTab: (document.querySelector('a[data-spa][aria-current="page"]') || {}).pathname || "",
+	tabBorder: getComputedStyle(document.querySelector("a[data-spa]")).borderTopStyle,
+	tabsInRow: (function () {
+		var tops = Array.prototype.map.call(document.querySelectorAll("a[data-spa]"), function (a) { return a.getBoundingClientRect().top; });
+		return tops.length > 1 && tops.every(function (t) { return t === tops[0]; });
+	})(),
+	footer: document.querySelector(".site-footer").textContent
 })`
 
 // TestDemoSPAInBrowser drives the demo's single-page app in headless
@@ -103,6 +116,12 @@ func TestDemoSPAInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkFrames(t, "first view", first, "initial", []string{"top-leaderboard"})
+	// The navigation is tabs in a row, the view shown marked, and the
+	// footer counts nothing the app does not have (it said "0 stories on
+	// this page, 0 in the page state").
+	if first.CurrentTab != demo.SPAPath || first.TabBorder != "solid" || !first.TabsInRow || strings.Contains(first.Footer, "stories") {
+		t.Errorf("first view: current tab %q, tab border %q, tabs in a row %v, footer %q", first.CurrentTab, first.TabBorder, first.TabsInRow, first.Footer)
+	}
 
 	// Refresh: requestAds renders new bids in the same slots.
 	if err := chromedp.Do(tab, chromedp.Click("#spa-refresh")); err != nil {
@@ -118,6 +137,9 @@ func TestDemoSPAInBrowser(t *testing.T) {
 	}
 	navigated := wait("navigation", `window.tsjs.lastRender.source === "page-bids" && location.pathname === "`+story+`"`)
 	checkFrames(t, "navigation", navigated, "page-bids", []string{"top-leaderboard", "spa-mpu"})
+	if navigated.CurrentTab != story {
+		t.Errorf("after navigation the current tab is %q, want %q", navigated.CurrentTab, story)
+	}
 	newBids(t, "navigation", refreshed, navigated)
 
 	// Back: popstate re-auctions the first view.
@@ -127,8 +149,8 @@ func TestDemoSPAInBrowser(t *testing.T) {
 	back := wait("back", `window.tsjs.lastRender.path === "`+demo.SPAPath+`" && window.tsjs.renderCount > `+jsInt(navigated.Count))
 	checkFrames(t, "back", back, "page-bids", []string{"top-leaderboard"})
 	newBids(t, "back", navigated, back)
-	if !back.NoReload || back.ViewTitle != "Live desk" {
-		t.Errorf("after back: the page reloaded (%v) or the view is %q", !back.NoReload, back.ViewTitle)
+	if !back.NoReload || back.ViewTitle != "Live desk" || back.CurrentTab != demo.SPAPath {
+		t.Errorf("after back: the page reloaded (%v) or the view is %q, tab %q", !back.NoReload, back.ViewTitle, back.CurrentTab)
 	}
 
 	// Each step was one auction at the demo bidder, and the callbacks

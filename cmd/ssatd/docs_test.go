@@ -392,3 +392,44 @@ func TestREADMEMetricsAreRegistered(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMECommandLineListsEveryCommand catches a command, or a flag of
+// the top-level usage, that README.md's "Command line" leaves out: it
+// lacked `verify` and `serve -ready-file`.
+func TestREADMECommandLineListsEveryCommand(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n## Command line\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Command line" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	_, commands, _ := strings.Cut(usage, "commands:\n")
+	commands, _, _ = strings.Cut(commands, "\n\n")
+	n := 0
+	for _, line := range strings.Split(commands, "\n") {
+		if !strings.HasPrefix(line, "  ") || strings.HasPrefix(line, "   ") {
+			continue // a continuation line of the one before
+		}
+		fields := strings.Fields(line)
+		name := fields[0]
+		if name == "config" {
+			name += " " + fields[1]
+		}
+		n++
+		if !strings.Contains(section, "ssatd "+name+" ") && !strings.Contains(section, "ssatd "+name+"\n") {
+			t.Errorf("README's Command line has no `ssatd %s`", name)
+		}
+		for _, f := range fields[1:] {
+			flag := strings.Trim(f, "[]|.")
+			if strings.HasPrefix(flag, "-") && !strings.Contains(section, flag+" ") && !strings.Contains(section, flag+"]") {
+				t.Errorf("README's Command line does not name %s of `%s`", flag, name)
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("read %d commands from the usage text; the test no longer parses it", n)
+	}
+}

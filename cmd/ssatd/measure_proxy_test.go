@@ -2,12 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/measure"
+	"github.com/ssatd/ssatd/internal/openrtb"
 )
 
 // -proxy against a real daemon handler: both modes and both client codings
@@ -214,5 +219,82 @@ func TestMeasureProxyReportsGuestCPU(t *testing.T) {
 	code, csvOut, _ := measureRun(t, "-proxy", front.URL, "-url", "/news/a.html", "-host", measureDomain, "-runs", "1", "-format", "csv")
 	if code != 0 || !strings.HasSuffix(strings.SplitN(csvOut, "\n", 2)[0], ",vcpu_ms,guest_cpu_ms") {
 		t.Fatalf("csv header (exit %d):\n%s", code, csvOut)
+	}
+}
+
+// freshBidder answers every auction with a bid of its own id, as a real
+// bidder does.
+func freshBidder(t *testing.T, n *atomic.Int64) *httptest.Server {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var br openrtb.BidRequest
+		_ = json.NewDecoder(r.Body).Decode(&br)
+		resp := openrtb.BidResponse{ID: br.ID, Cur: "USD", SeatBid: []openrtb.SeatBid{{Seat: "alpha"}}}
+		for _, imp := range br.Imp {
+			resp.SeatBid[0].Bid = append(resp.SeatBid[0].Bid, openrtb.Bid{ID: fmt.Sprintf("bid-%d", n.Add(1)), ImpID: imp.ID,
+				Price: "1.50", AdM: "<div>ad</div>", W: 300, H: 250})
+		}
+		_ = json.NewEncoder(w).Encode(resp)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// A static page behind a real auction was reported "the decoded page
+// differs … (a dynamic page?)" on every row, because each auction's bid
+// has its own id. The pages are compared with the bids script set aside,
+// as verify compares codings; a page that differs elsewhere is reported
+// with what differs.
+func TestMeasureProxyStaticPageIsSameDespiteFreshBids(t *testing.T) {
+	var bids, counter atomic.Int64
+	bidder := freshBidder(t, &bids)
+	for _, tt := range []struct {
+		name    string
+		extra   func() string
+		dynamic bool
+	}{
+		{"static page", func() string { return "" }, false},
+		{"dynamic page", func() string { return fmt.Sprintf("<p>request %06d</p>", counter.Add(1)) }, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var host string
+			origin := measureOrigin(t, func() []byte { return measurePage(host, tt.extra()) }, negotiate)
+			host = strings.TrimPrefix(origin.URL, "http://")
+			front := measureDaemon(t, origin.URL, func(c *config.Config) {
+				c.Debug.DiagnosticsHeaders = true
+				c.Auction.Provider = config.AuctionProviderOpenRTB
+				c.Auction.TimeoutMS = 2000
+				c.Auction.OpenRTB = []config.OpenRTBEndpoint{{Name: "alpha", URL: bidder.URL}}
+				c.CreativeOpportunities.Slots[0].Formats = [][]int{{300, 250}}
+			})
+			code, stdout, stderr := measureRun(t, "-proxy", front.URL, "-url", "/news/a.html", "-host", measureDomain, "-runs", "1", "-format", "json")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var doc struct{ Daemon measure.DaemonReport }
+			if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if len(doc.Daemon.Results) != 4 {
+				t.Fatalf("%d results", len(doc.Daemon.Results))
+			}
+			if bids.Load() == 0 {
+				t.Fatalf("the bidder was never asked: no auction ran")
+			}
+			for i, r := range doc.Daemon.Results {
+				switch {
+				case i == 0 || !tt.dynamic:
+					if !r.SameAsFirst || r.Differs != "" {
+						t.Errorf("%s/%s: same %v, differs %q; want the same page", r.Mode, r.AcceptEncoding, r.SameAsFirst, r.Differs)
+					}
+				case r.SameAsFirst || !strings.Contains(r.Differs, "request 0000"):
+					t.Errorf("%s/%s: same %v, differs %q; want the differing counter named", r.Mode, r.AcceptEncoding, r.SameAsFirst, r.Differs)
+				}
+			}
+			code, table, _ := measureRun(t, "-proxy", front.URL, "-url", "/news/a.html", "-host", measureDomain, "-runs", "1")
+			if code != 0 || strings.Contains(table, "differs") != tt.dynamic || (tt.dynamic && !strings.Contains(table, "request 0000")) {
+				t.Errorf("table (exit %d):\n%s", code, table)
+			}
+		})
 	}
 }

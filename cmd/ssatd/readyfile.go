@@ -62,8 +62,8 @@ func (ls *listeners) closeBound() {
 type readyInfo struct {
 	Client    string `json:"client"`     // host:port
 	Admin     string `json:"admin"`      // host:port
-	ClientURL string `json:"client_url"` // http://host:port
-	AdminURL  string `json:"admin_url"`
+	ClientURL string `json:"client_url"` // https://host:port with server.tls_cert_file, else http://
+	AdminURL  string `json:"admin_url"`  // always http://: the admin listener has no TLS
 	PID       int    `json:"pid"`
 }
 
@@ -73,9 +73,13 @@ func (d *daemon) writeReadyFile(ls *listeners) error {
 	if d.readyFile == "" {
 		return nil
 	}
+	scheme := "http://"
+	if d.cfg.Server.TLS() {
+		scheme = "https://"
+	}
 	info := readyInfo{
 		Client: ls.client.Addr().String(), Admin: ls.admin.Addr().String(),
-		ClientURL: "http://" + ls.client.Addr().String(), AdminURL: "http://" + ls.admin.Addr().String(),
+		ClientURL: scheme + ls.client.Addr().String(), AdminURL: "http://" + ls.admin.Addr().String(),
 		PID: os.Getpid(),
 	}
 	data, err := json.MarshalIndent(info, "", "  ")

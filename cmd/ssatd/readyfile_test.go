@@ -1,16 +1,30 @@
 package main
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/devcert"
 )
 
 // serve -ready-file names the ports the system chose for :0, both accept
@@ -69,6 +83,97 @@ origin_url = "`+o.srv.URL+`"
 	}
 	if _, err := os.Stat(ready); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("ready file left after exit: %v", err)
+	}
+}
+
+// TestReadyFileNamesHTTPSForATLSListener: with server.tls_cert_file the
+// ready file's client_url is https, so curl "$(jq -r .client_url)" (as
+// docs/testing.md does) reaches the page; the admin listener has no TLS
+// and stays http. It failed when client_url was always http, which a TLS
+// listener answers with 400.
+func TestReadyFileNamesHTTPSForATLSListener(t *testing.T) {
+	o := newTestOrigin(t)
+	dir := t.TempDir()
+	pair, _, err := devcert.Write(dir, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(writeConfig(t, fmt.Sprintf(`
+[server]
+drain_period = "0s"
+tls_cert_file = %q
+tls_key_file = %q
+[publisher]
+domain = "127.0.0.1"
+origin_url = %q
+`, pair.Cert, pair.Key, o.srv.URL)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := make(chan struct{})
+	var once sync.Once
+	log := zaptest.NewLogger(t).WithOptions(zap.Hooks(func(e zapcore.Entry) error {
+		if e.Message == "ready file written" {
+			once.Do(func() { close(written) })
+		}
+		return nil
+	}))
+	d, err := newDaemon(cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.readyFile = filepath.Join(dir, "ready.json")
+	var ls listeners
+	for _, l := range []*net.Listener{&ls.client, &ls.admin} {
+		if *l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.run(ctx, &ls) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	select {
+	case <-written:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no ready file written")
+	}
+	data, err := os.ReadFile(d.readyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info readyInfo
+	if err := json.Unmarshal(data, &info); err != nil {
+		t.Fatalf("%v in %s", err, data)
+	}
+	if info.ClientURL != "https://"+info.Client || info.AdminURL != "http://"+info.Admin {
+		t.Errorf("ready file %s: want client_url https://%s, admin_url http://%s", data, info.Client, info.Admin)
+	}
+	caPEM, err := os.ReadFile(pair.CACert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	for url, want := range map[string]string{info.ClientURL + "/page": "<html", info.AdminURL + "/healthz": ""} {
+		resp, err := client.Get(url)
+		if err != nil {
+			t.Errorf("%s: %v", url, err)
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("%s: %d %q, want 200 with %q", url, resp.StatusCode, body, want)
+		}
 	}
 }
 

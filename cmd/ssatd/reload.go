@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -20,18 +21,62 @@ import (
 type generation struct {
 	cfg     *config.Config
 	handler http.Handler
+	// release closes the guest's idle connections: its origin transport's
+	// and its bid endpoints' (proxy.Guest.Close). A transport stays usable
+	// after it, so a late call costs only a new connection. Then it calls
+	// daemon.onGenRelease (tests).
+	release func()
+	// running counts the requests this generation serves; once it is
+	// retired, the last one to end releases its connections, which would
+	// otherwise stay open (with two goroutines each) until the transports'
+	// IdleConnTimeout, for every reload.
+	running atomic.Int64
+	retired atomic.Bool
 }
 
 // build makes a generation from a validated configuration. Every
 // generation records into the daemon's one metrics set and one set of
 // auction endpoint counters, so a reload does not reset a counter.
 func (d *daemon) build(cfg *config.Config) (*generation, error) {
-	_, h, err := assemble.Handler(cfg, redactLogs(d.baseLog, cfg),
+	g, h, err := assemble.Handler(cfg, redactLogs(d.baseLog, cfg),
 		assemble.Options{Metrics: d.metrics, AuctionStats: d.auctionStats})
 	if err != nil {
 		return nil, err
 	}
-	return &generation{cfg: cfg, handler: h}, nil
+	release := func() {
+		g.Close()
+		if d.onGenRelease != nil {
+			d.onGenRelease()
+		}
+	}
+	return &generation{cfg: cfg, handler: h, release: release}, nil
+}
+
+// serve runs one request on gen.
+func (gen *generation) serve(w http.ResponseWriter, r *http.Request) {
+	gen.running.Add(1)
+	defer gen.leave()
+	gen.handler.ServeHTTP(w, r)
+}
+
+// leave ends a request; the last one of a retired generation releases its
+// connections.
+func (gen *generation) leave() {
+	if gen.running.Add(-1) == 0 && gen.retired.Load() {
+		gen.release()
+	}
+}
+
+// retire marks gen replaced, and releases its connections at once when no
+// request runs on it. A request that took gen just before the swap and
+// starts on it after this releases them again when it ends: the atomics
+// are sequentially consistent, so of leave and retire at least one sees
+// the other's write.
+func (gen *generation) retire() {
+	gen.retired.Store(true)
+	if gen.running.Load() == 0 {
+		gen.release()
+	}
 }
 
 // config is the configuration new requests are served with.
@@ -39,7 +84,7 @@ func (d *daemon) config() *config.Config { return d.gen.Load().cfg }
 
 // ServeHTTP hands the request to the current generation.
 func (d *daemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	d.gen.Load().handler.ServeHTTP(w, r)
+	d.gen.Load().serve(w, r)
 }
 
 // reloadResult is the closed set of ssatd_config_reloads_total's result
@@ -120,7 +165,7 @@ func (d *daemon) reload() reloadResult {
 
 func (d *daemon) swap(gen *generation, held []string) reloadResult {
 	log := redactLogs(d.baseLog, gen.cfg)
-	d.gen.Store(gen)
+	d.gen.Swap(gen).retire()
 	for _, w := range gen.cfg.Warnings() {
 		log.Warn(w)
 	}

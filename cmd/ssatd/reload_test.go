@@ -84,6 +84,8 @@ type reloadingDaemon struct {
 	hup     chan os.Signal
 	results chan reloadResult
 	logs    *testutil.LockedBuffer
+	// redirectAddr is server.http_redirect_listen's address, when set.
+	redirectAddr string
 }
 
 func startReloadingDaemon(t *testing.T, conf string) *reloadingDaemon {
@@ -101,10 +103,17 @@ func startReloadingDaemon(t *testing.T, conf string) *reloadingDaemon {
 	rd.d.reloadOn(rd.hup, rd.path, nil)
 	rd.d.onReload = func(r reloadResult) { rd.results <- r }
 	ls := &listeners{}
-	for _, l := range []*net.Listener{&ls.client, &ls.admin} {
+	bind := []*net.Listener{&ls.client, &ls.admin}
+	if cfg.Server.HTTPRedirectListen != "" {
+		bind = append(bind, &ls.redirect)
+	}
+	for _, l := range bind {
 		if *l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if ls.redirect != nil {
+		rd.redirectAddr = ls.redirect.Addr().String()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rd.runningDaemon = &runningDaemon{clientAddr: ls.client.Addr().String(), adminAddr: ls.admin.Addr().String(),
@@ -306,5 +315,46 @@ func TestReloadServesRenewedCertificate(t *testing.T) {
 	}
 	if !bytes.Equal(served(), leaf(dirs[1])) {
 		t.Error("after the reload, new connections do not get the renewed certificate")
+	}
+}
+
+// TestRedirectFollowsReloadedDomain: the HTTP→HTTPS redirect names
+// publisher.domain for a request whose Host cannot be used, and after a
+// reload that changed the domain it names the new one. It named the
+// domain serve started with, while the reload said "configuration
+// reloaded".
+func TestRedirectFollowsReloadedDomain(t *testing.T) {
+	origin := newSlowPageOrigin(t)
+	dir := t.TempDir()
+	if got := invoke(t, []string{"dev-cert", "-dir", dir}, nil); got.code != 0 {
+		t.Fatalf("dev-cert: exit %d\n%s", got.code, got.stderr)
+	}
+	keys := fmt.Sprintf("tls_cert_file = %q\ntls_key_file = %q\nhttp_redirect_listen = \"127.0.0.1:0\"\n",
+		filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
+	conf := reloadConfig(origin.srv.URL, "/1/a", keys)
+	rd := startReloadingDaemon(t, conf)
+	_, port, _ := net.SplitHostPort(rd.clientAddr)
+	location := func() string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, "http://"+rd.redirectAddr+"/a?b=1", nil)
+		req.Host = "evil.example@x" // not a plain host: the redirect names the domain
+		tr := &http.Transport{}
+		defer tr.CloseIdleConnections()
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.Header.Get("Location")
+	}
+	if got, want := location(), "https://localhost:"+port+"/a?b=1"; got != want {
+		t.Fatalf("before the reload: Location %q, want %q", got, want)
+	}
+	next := strings.Replace(conf, `domain = "localhost"`, `domain = "www.after.example"`, 1)
+	if r := rd.reload(t, next); r != reloadOK {
+		t.Fatalf("reload result = %q, want ok\n%s", r, rd.logs.String())
+	}
+	if got, want := location(), "https://www.after.example:"+port+"/a?b=1"; got != want {
+		t.Errorf("after the reload: Location %q, want %q", got, want)
 	}
 }

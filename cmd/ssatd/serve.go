@@ -115,6 +115,7 @@ type daemon struct {
 	reloads      *prometheus.CounterVec
 	source       *reloadSource      // nil: no reloads
 	onReload     func(reloadResult) // tests: called after each reload
+	onGenRelease func()             // tests: called after a generation released its connections
 	tracing      *tracing           // nil: off
 	ready        atomic.Bool
 	client       *http.Server
@@ -261,7 +262,9 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 	g.Go(serve(func() error { return d.admin.Serve(ls.admin) }))
 	if d.redirect != nil && ls.redirect != nil {
 		port := server.RedirectPort(d.cfg.Server.TLSRedirectPort, ls.client.Addr())
-		d.redirect.Handler = server.RedirectToHTTPS(port, d.cfg.Publisher.Domain)
+		// The domain is the current generation's, so that a reload of
+		// publisher.domain reaches the redirect as it reaches the guest.
+		d.redirect.Handler = server.RedirectToHTTPS(port, func() string { return d.config().Publisher.Domain })
 		g.Go(serve(func() error { return d.redirect.Serve(ls.redirect) }))
 	}
 	if d.source != nil {
@@ -272,7 +275,11 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 		d.shutdown()
 		return nil
 	})
-	return g.Wait()
+	err := g.Wait()
+	// The last generation's connections go with the daemon, as a
+	// replaced one's do.
+	d.gen.Load().retire()
+	return err
 }
 
 // shutdown runs steps 1 to 3 of run's shutdown. Durations are logged as

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/telemetry"
 )
 
 // tracing is the daemon's OpenTelemetry set-up; the zero value is off.
@@ -107,7 +108,10 @@ func (t *tracing) traced(trusted func(r *http.Request) bool, next http.Handler) 
 			r.Header.Del(h)
 		}
 		ctx, span := t.tracer.Start(ctx, "ssatd.request", trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(semconv.HTTPRequestMethodKey.String(r.Method), semconv.URLPath(r.URL.Path)))
+			// The method and path are the client's: telemetry.Text keeps
+			// one invalid byte from costing the whole export batch.
+			trace.WithAttributes(telemetry.String(string(semconv.HTTPRequestMethodKey), r.Method),
+				telemetry.String(string(semconv.URLPathKey), r.URL.Path)))
 		defer span.End()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})

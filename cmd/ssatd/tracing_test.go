@@ -327,3 +327,49 @@ func names(spans []*tracepb.Span) []string {
 	}
 	return out
 }
+
+// TestTracingEndpointQueryRefusedNamingHeaders: the OTLP/HTTP exporter
+// sends to the endpoint's scheme, host and path only, so an
+// ?api_key= in tracing.endpoint (or in the OTEL_EXPORTER_OTLP_*
+// endpoint variables) never reached the collector while config check
+// showed it masked as if it were used. It is refused, naming
+// OTEL_EXPORTER_OTLP_HEADERS, where the credential belongs.
+func TestTracingEndpointQueryRefusedNamingHeaders(t *testing.T) {
+	const conf = `
+[server]
+listen = "127.0.0.1:0"
+admin_listen = "127.0.0.1:0"
+[publisher]
+domain = "www.pub.example"
+origin_url = "http://127.0.0.1:9"
+`
+	for _, tc := range []struct {
+		name, key string
+		endpoint  string // tracing.endpoint, "" for none
+		environ   []string
+	}{
+		{"tracing.endpoint", "tracing.endpoint", "http://127.0.0.1:4318/v1/traces?api_key=SECRET", nil},
+		{"tracing.endpoint fragment", "tracing.endpoint", "http://127.0.0.1:4318/#SECRET", nil},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT", "", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318?api_key=SECRET"}},
+		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "", []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://127.0.0.1:4318/v1/traces?api_key=SECRET"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := conf
+			if tc.endpoint != "" {
+				text += fmt.Sprintf("[tracing]\nendpoint = %q\n", tc.endpoint)
+			}
+			path := writeConfig(t, text)
+			for _, args := range [][]string{{"config", "check", "-config", path}, {"serve", "-config", path}} {
+				got := invoke(t, args, tc.environ)
+				if got.code != 1 || !strings.Contains(got.stderr, tc.key) || !strings.Contains(got.stderr, "OTEL_EXPORTER_OTLP_HEADERS") ||
+					strings.Contains(got.stderr+got.stdout, "SECRET") {
+					t.Errorf("%s: exit %d\n%s%s\nwant 1, naming %s and OTEL_EXPORTER_OTLP_HEADERS, without the secret", args[0], got.code, got.stdout, got.stderr, tc.key)
+				}
+			}
+		})
+	}
+	// A plain endpoint in the variables is still taken.
+	if got := invoke(t, []string{"config", "check", "-config", writeConfig(t, conf)}, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318/"}); got.code != 0 {
+		t.Errorf("a plain endpoint variable: exit %d\n%s", got.code, got.stderr)
+	}
+}

@@ -6,9 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -42,7 +43,7 @@ type verdict struct {
 func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer, _ []string) int {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	base := fs.String("url", "", "base URL of the deployment under test, e.g. https://www.example.com (required)")
-	origin := fs.String("origin", "", "host[:port] of the origin behind it: no link may name it")
+	origin := fs.String("origin", "", "host[:port] (or URL) of the origin behind it: no link may name it")
 	timeout := fs.Duration("timeout", 15*time.Second, "per request")
 	var paths pathList
 	fs.Var(&paths, "path", "an SSAT page path, repeatable (default \"/\")")
@@ -64,9 +65,12 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer, _ [
 	if len(paths) == 0 {
 		paths = pathList{"/"}
 	}
-	v := &verifier{base: u, origin: strings.ToLower(*origin), ctx: ctx,
+	v := &verifier{base: u, origin: strings.ToLower(*origin), origins: originAuthorities(*origin), ctx: ctx,
 		client: &http.Client{Timeout: *timeout, Transport: &http.Transport{DisableCompression: true},
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	// Its connections end with the command, which may run inside a
+	// longer process (the tests).
+	defer v.client.CloseIdleConnections()
 	var rows []verdict
 	for _, p := range paths {
 		rows = append(rows, v.page(p)...)
@@ -93,7 +97,8 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer, _ [
 
 type verifier struct {
 	base      *url.URL
-	origin    string
+	origin    string   // -origin as given, for the evidence
+	origins   []string // the authorities that name it (originAuthorities)
 	ctx       context.Context
 	client    *http.Client
 	bundleSrc string // the bundle tag's src, from the first eligible page
@@ -224,10 +229,6 @@ func (v *verifier) notInjected(check, path string, f verifyFetch) verdict {
 		fmt.Sprintf("slots script %v, bids script %v", p.Slots != nil, p.Bids != nil)}
 }
 
-// bidsScript is the script before </body>, whose bids differ between
-// auctions; the rest of a page is the same for every request.
-var bidsScript = regexp.MustCompile(`<script>\(function\(\)\{var t=window\.tsjs=window\.tsjs\|\|\{\};var b=JSON\.parse\(".*?"\);.*?</script>`)
-
 // codings: the page decoded is the same under gzip, br and identity.
 func (v *verifier) codings(path string) verdict {
 	var first []byte
@@ -242,7 +243,7 @@ func (v *verifier) codings(path string) verdict {
 		if got != "" && got != ae {
 			return verdict{"codings", path, false, fmt.Sprintf("asked for %s, got Content-Encoding %s", ae, got)}
 		}
-		body := bidsScript.ReplaceAll(f.body, nil)
+		body := pageparse.WithoutBids(f.body)
 		if first == nil {
 			first = body
 		} else if !bytes.Equal(first, body) {
@@ -260,7 +261,10 @@ func orIdentityCoding(c string) string {
 	return c
 }
 
-// links: absolute links name the request's host, never the origin.
+// links: some absolute link names the host of -url, and none names
+// -origin (docs/testing.md). A link that names the origin fails the check
+// whatever else it names: with -url equal to -origin (a server that is no
+// proxy at all) every link did, and each had counted as the host's.
 func (v *verifier) links(path string, f verifyFetch) verdict {
 	if bad, ok := failed("links", path, f); ok {
 		return bad
@@ -269,27 +273,69 @@ func (v *verifier) links(path string, f verifyFetch) verdict {
 	if err != nil {
 		return verdict{"links", path, false, err.Error()}
 	}
-	host := strings.ToLower(v.base.Host)
+	host := authority(v.base.Host, v.base.Scheme)
 	own, toOrigin := 0, ""
 	for _, l := range p.Links {
 		u, err := url.Parse(strings.TrimSpace(l))
 		if err != nil || u.Host == "" {
 			continue
 		}
-		switch h := strings.ToLower(u.Host); {
-		case h == host:
+		scheme := u.Scheme
+		if scheme == "" { // protocol-relative: the page's own scheme
+			scheme = v.base.Scheme
+		}
+		switch a := authority(u.Host, scheme); {
+		case slices.Contains(v.origins, a):
+			if toOrigin == "" {
+				toOrigin = l
+			}
+		case a == host:
 			own++
-		case v.origin != "" && h == v.origin && toOrigin == "":
-			toOrigin = l
 		}
 	}
 	switch {
 	case toOrigin != "":
-		return verdict{"links", path, false, "a link names the origin: " + toOrigin}
+		return verdict{"links", path, false, "a link names the origin " + v.origin + ": " + toOrigin}
 	case own == 0:
 		return verdict{"links", path, false, fmt.Sprintf("no absolute link names %s (%d links)", host, len(p.Links))}
+	case v.origin == "":
+		return verdict{"links", path, true, fmt.Sprintf("%d absolute links name %s; links to the origin not looked for (no -origin)", own, host)}
 	}
-	return verdict{"links", path, true, fmt.Sprintf("%d absolute links name %s", own, host)}
+	return verdict{"links", path, true, fmt.Sprintf("%d absolute links name %s, none %s", own, host, v.origin)}
+}
+
+// authority is host[:port] as one spelling: lower case, the port written
+// out (the scheme's default when absent), so that http://H/ and
+// http://H:80/ name the same server. A scheme other than http(s) keeps
+// the host as written.
+func authority(hostport, scheme string) string {
+	hostport = strings.ToLower(hostport)
+	if _, _, err := net.SplitHostPort(hostport); err == nil {
+		return hostport
+	}
+	switch strings.ToLower(scheme) {
+	case "http":
+		return net.JoinHostPort(strings.Trim(hostport, "[]"), "80")
+	case "https":
+		return net.JoinHostPort(strings.Trim(hostport, "[]"), "443")
+	}
+	return hostport
+}
+
+// originAuthorities reads -origin: host[:port], or a URL whose host is
+// taken. A host without a port names the origin on either default port,
+// its scheme being unknown.
+func originAuthorities(flag string) []string {
+	if flag == "" {
+		return nil
+	}
+	if u, err := url.Parse(flag); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return []string{authority(u.Host, u.Scheme)}
+	}
+	if _, _, err := net.SplitHostPort(flag); err == nil {
+		return []string{strings.ToLower(flag)}
+	}
+	return []string{authority(flag, "http"), authority(flag, "https")}
 }
 
 // bundle: the bundle named by the page's tag is served, cacheable.

@@ -207,3 +207,57 @@ func frontOf(t *testing.T, base string, b breaker) string {
 	t.Cleanup(front.Close)
 	return front.URL
 }
+
+// verify against the origin itself (-url equal to -origin) printed
+// "6 absolute links name 127.0.0.1:PORT" and passed links: a link naming
+// the host of -url was counted as the deployment's before it was looked
+// at as the origin's, so the printed rule (none names -origin) was not
+// the applied one.
+func TestVerifyLinksFailsAgainstTheOriginItself(t *testing.T) {
+	_, origin := verifyTarget(t)
+	for _, spelling := range []string{origin, "http://" + origin, strings.ToUpper("http://" + origin + "/")} {
+		code, rows, out := verifyRows(t, "http://"+origin, spelling)
+		if code != 1 || rows["links"] != "FAIL" || !strings.Contains(out, "a link names the origin") {
+			t.Errorf("-origin %s: exit %d, links %q, want 1 and FAIL naming the origin\n%s", spelling, code, rows["links"], out)
+		}
+	}
+}
+
+// The links rule, link by link: a link names the origin in any spelling of
+// its authority (case, the default port written out or left out), and one
+// such link fails the page whatever else it names.
+func TestVerifyLinksRule(t *testing.T) {
+	base, _ := url.Parse("http://pub.example:8080")
+	page := func(links ...string) []byte {
+		var b strings.Builder
+		b.WriteString("<html><head></head><body>")
+		for _, l := range links {
+			b.WriteString(`<a href="` + l + `">x</a>`)
+		}
+		return []byte(b.String() + "</body></html>")
+	}
+	for _, tt := range []struct {
+		name, origin string
+		links        []string
+		ok           bool
+	}{
+		{"own links, origin not named", "origin.example", []string{"http://pub.example:8080/a", "//PUB.example:8080/b"}, true},
+		{"origin on the default port, written out", "origin.example", []string{"http://pub.example:8080/a", "http://origin.example:80/x"}, false},
+		{"origin in upper case over https", "origin.example", []string{"http://pub.example:8080/a", "https://ORIGIN.EXAMPLE/x"}, false},
+		{"origin with its port", "origin.example:8000", []string{"http://pub.example:8080/a", "http://origin.example:8000/x"}, false},
+		{"another port of the origin's host is another server", "origin.example:8000", []string{"http://pub.example:8080/a", "http://origin.example:9000/x"}, true},
+		{"origin given as a URL", "https://origin.example", []string{"http://pub.example:8080/a", "https://origin.example:443/x"}, false},
+		{"the origin is the host under test", "pub.example:8080", []string{"http://pub.example:8080/a"}, false},
+		{"no own link", "", []string{"http://elsewhere.example/a"}, false},
+		{"no -origin", "", []string{"http://pub.example:8080/a"}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v := &verifier{base: base, origin: tt.origin, origins: originAuthorities(tt.origin)}
+			resp := &http.Response{StatusCode: http.StatusOK}
+			got := v.links("/", verifyFetch{resp: resp, body: page(tt.links...)})
+			if got.ok != tt.ok {
+				t.Errorf("links %q with -origin %q: ok %v (%s), want %v", tt.links, tt.origin, got.ok, got.evidence, tt.ok)
+			}
+		})
+	}
+}

@@ -442,6 +442,7 @@ func Load(path string, environ []string) (*Config, error) {
 	d.applyEnv(c, environ)
 	problems = append(problems, d.problems...)
 	problems = append(problems, unknownEnvVars(environ)...)
+	problems = append(problems, otelEndpointProblems(environ)...)
 	if err := c.Validate(); err != nil {
 		var v *Errors
 		if !errors.As(err, &v) {

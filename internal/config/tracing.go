@@ -1,8 +1,10 @@
 package config
 
 import (
+	"fmt"
 	"math"
 	"net/url"
+	"strings"
 )
 
 // TracingConfig is [tracing]: OpenTelemetry traces sent over OTLP/HTTP.
@@ -45,9 +47,43 @@ func (c *Config) validateTracing(p *problems) {
 			p.addf("tracing.endpoint", "must be an http:// or https:// URL such as \"http://otel-collector:4318\", got %q", t.Endpoint)
 		case u.User != nil:
 			p.addf("tracing.endpoint", "must not carry credentials: send them with OTEL_EXPORTER_OTLP_HEADERS")
+		case dropsPart(u):
+			p.addf("tracing.endpoint", "%s", endpointPartDropped)
 		}
 	}
 	if math.IsNaN(t.SampleRatio) || t.SampleRatio < 0 || t.SampleRatio > 1 {
 		p.addf("tracing.sample_ratio", "must be between 0 and 1, got %v", t.SampleRatio)
 	}
+}
+
+// endpointPartDropped says why an endpoint with a query or fragment is
+// refused. The specification has the per-signal URL "used as-is"
+// (https://opentelemetry.io/docs/specs/otel/protocol/exporter/,
+// "Endpoint URLs for OTLP/HTTP"), but otlptracehttp keeps the scheme,
+// host and path only (otlpconfig's WithEndpointURL and envconfig), so an
+// ?api_key= would silently never reach the collector. Sending it anyway
+// would take an http.Client of ssatd's own (WithHTTPClient), which turns
+// off the exporter's OTEL_EXPORTER_OTLP_CERTIFICATE, _TIMEOUT and proxy
+// handling; credentials belong in headers, which the specification
+// provides for (OTEL_EXPORTER_OTLP_HEADERS, "Specifying headers via
+// environment variables").
+const endpointPartDropped = "must not carry a query string or fragment: the OTLP/HTTP exporter sends to the URL's scheme, host and path only, so they would never reach the collector; send credentials as headers with OTEL_EXPORTER_OTLP_HEADERS (\"api-key=...\")"
+
+func dropsPart(u *url.URL) bool { return u.RawQuery != "" || u.ForceQuery || u.Fragment != "" }
+
+// otelEndpointProblems refuses, as tracing.endpoint is refused, an
+// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT with
+// a query or fragment. The value is not repeated: it may hold a secret.
+func otelEndpointProblems(environ []string) []error {
+	var problems []error
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		if name != "OTEL_EXPORTER_OTLP_ENDPOINT" && name != "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" {
+			continue
+		}
+		if u, err := url.Parse(value); err == nil && dropsPart(u) {
+			problems = append(problems, fmt.Errorf("%s: %s", name, endpointPartDropped))
+		}
+	}
+	return problems
 }

@@ -23,6 +23,9 @@ func TestTracingSection(t *testing.T) {
 		{"https://collector.example/otlp/v1/traces", 0, "", "https://collector.example/otlp/v1/traces"},
 		{"collector:4318", 1, "tracing.endpoint", ""},
 		{"http://user:pw@collector:4318", 1, "tracing.endpoint", ""},
+		{"http://collector:4318/v1/traces?api_key=x", 1, "tracing.endpoint", ""},
+		{"http://collector:4318/v1/traces?", 1, "tracing.endpoint", ""},
+		{"http://collector:4318/#x", 1, "tracing.endpoint", ""},
 		{"http://collector:4318", 1.5, "tracing.sample_ratio", ""},
 		{"http://collector:4318", -0.1, "tracing.sample_ratio", ""},
 	} {

@@ -87,14 +87,45 @@ func Handler(cfg *config.Config, log *zap.Logger, o Options) (*proxy.Guest, http
 // NewAdmin is the admin server: /healthz, /readyz (ready: nil when ready,
 // else why not; nil means always ready) and m's /metrics.
 func NewAdmin(m *metrics.Set, ready func(context.Context) error, log *zap.Logger) *http.Server {
+	return newAdminServer(adminRoutes(m, ready), log, adminLimits)
+}
+
+// limits are an http.Server's bounds on what one connection may hold.
+type limits struct {
+	readHeader, read, write, idle time.Duration
+	maxHeaderBytes                int
+}
+
+// adminLimits give the admin listener the client listener's protections
+// (docs/behaviour.md, "Limits"), scaled to its use: short GETs without a
+// body from probes and a metrics scraper, so a connection that sends
+// nothing, sends slowly or stops reading is closed instead of being held
+// for ever. Idle keep-alive connections last longer than the usual 15 s to
+// 60 s scrape interval, so that a scraper keeps its connection between
+// scrapes; a whole response (the write bound) has room for /readyz's
+// origin check (publisher.origin_connect_timeout, 5 s by default) and for
+// /metrics to a remote scraper.
+var adminLimits = limits{
+	readHeader:     5 * time.Second,
+	read:           10 * time.Second,
+	write:          30 * time.Second,
+	idle:           90 * time.Second,
+	maxHeaderBytes: 16 << 10,
+}
+
+func newAdminServer(h http.Handler, log *zap.Logger, l limits) *http.Server {
 	return &http.Server{
-		Handler:           adminRoutes(m, ready),
-		ReadHeaderTimeout: 5 * time.Second,
+		Handler:           h,
+		ReadHeaderTimeout: l.readHeader,
+		ReadTimeout:       l.read,
+		WriteTimeout:      l.write,
+		IdleTimeout:       l.idle,
+		MaxHeaderBytes:    l.maxHeaderBytes,
 		ErrorLog:          zap.NewStdLog(log.Named("admin")),
 	}
 }
 
-// ServeClient serves the client side on l, over TLS when server.tls_cert
+// ServeClient serves the client side on l, over TLS when server.tls_cert_file
 // is set, behind internal/server's connection guards.
 func ServeClient(cfg *config.Config, s *http.Server, l net.Listener) error {
 	if cert := cfg.Server.TLSCertificate; cert != nil {

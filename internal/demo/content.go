@@ -93,6 +93,7 @@ type pageData struct {
 // spaRoute is one view of the single-page app.
 type spaRoute struct {
 	Path  string `json:"-"`
+	Label string `json:"-"` // its tab in the app's navigation
 	Title string `json:"title"`
 	Text  string `json:"text"`
 }
@@ -328,9 +329,9 @@ func SPAPaths() []string {
 
 func (g *generator) spaRoutes() []spaRoute {
 	g.reseed(100)
-	routes := []spaRoute{{Path: SPAPath, Title: "Live desk", Text: g.paragraph(3, 4)}}
+	routes := []spaRoute{{Path: SPAPath, Label: "Live desk", Title: "Live desk", Text: g.paragraph(3, 4)}}
 	for _, a := range articles {
-		routes = append(routes, spaRoute{Path: SPAPath + "/" + a.slug, Title: a.section + ": " + a.headline, Text: g.paragraph(3, 5)})
+		routes = append(routes, spaRoute{Path: SPAPath + "/" + a.slug, Label: a.section, Title: a.section + ": " + a.headline, Text: g.paragraph(3, 5)})
 	}
 	return routes
 }
@@ -384,5 +385,5 @@ func svgImage(name string, w, h int, label string) []byte {
 func logoSVG() []byte {
 	return []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="240" height="40" viewBox="0 0 240 40">` +
 		`<rect width="40" height="40" rx="6" fill="#0b5c8c"/><path d="M6 28 Q20 8 34 28" stroke="#fff" stroke-width="4" fill="none"/>` +
-		`<text x="50" y="27" font-family="Georgia,serif" font-size="19" font-weight="bold" fill="#1b1b1b">The Harbour Gazette</text></svg>`)
+		`<text x="50" y="27" font-family="Georgia,serif" font-size="19" font-weight="bold" fill="#1b1b1b" textLength="186" lengthAdjust="spacingAndGlyphs">The Harbour Gazette</text></svg>`)
 }

@@ -6,10 +6,13 @@ package edge
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
+	"net/textproto"
 	"strings"
 	"testing"
 
@@ -201,5 +204,62 @@ func TestDefaultLevelIsFastlysLevel1(t *testing.T) {
 		if !bytes.Equal(b, want) {
 			t.Errorf("%s: %d bytes on the wire, level 1 gives %d", ae, len(b), len(want))
 		}
+	}
+}
+
+// Surrogate-Control is for the CDN: Fastly strips it before delivery (see
+// surrogateOnly). It reached the browser through the builtin edge on every
+// response, hinted or not.
+func TestSurrogateControlNeverReachesTheClient(t *testing.T) {
+	const sc = "max-age=86400"
+	for _, tt := range []struct {
+		name string
+		opts Options
+		h    http.HandlerFunc
+		ae   string
+	}{
+		{"hinted, compressed", Options{}, hinted("on", body, "Surrogate-Control", sc), "br"},
+		{"hinted, client accepts no coding", Options{}, hinted("on", body, "Surrogate-Control", sc), ""},
+		{"hinted, under min_size", Options{MinSize: 1 << 20}, hinted("on", body, "Surrogate-Control", sc), "gzip"},
+		{"not hinted", Options{}, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Surrogate-Control", sc)
+			io.WriteString(w, body)
+		}, "gzip"},
+		{"no body written", Options{}, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Surrogate-Control", sc)
+		}, "gzip"},
+		{"after a 103", Options{}, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Surrogate-Control", sc)
+			w.Header().Set("Link", "</a.css>; rel=preload")
+			w.WriteHeader(http.StatusEarlyHints)
+			w.WriteHeader(http.StatusNotFound)
+		}, "gzip"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newEdge(t, tt.opts, tt.h)
+			var early []http.Header
+			trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+				early = append(early, http.Header(h))
+				return nil
+			}}
+			req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", s.URL, nil)
+			if tt.ae != "" {
+				req.Header.Set("Accept-Encoding", tt.ae)
+			}
+			resp, err := raw.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			for _, h := range append(early, resp.Header) {
+				if v := h.Values("Surrogate-Control"); len(v) > 0 {
+					t.Errorf("Surrogate-Control %q reached the client", v)
+				}
+			}
+			if tt.name == "after a 103" && len(early) != 1 {
+				t.Errorf("%d informational responses, want the 103", len(early))
+			}
+		})
 	}
 }

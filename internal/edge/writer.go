@@ -78,6 +78,22 @@ func (w *writer) fail(err error) error {
 	return err
 }
 
+// surrogateOnly are response headers meant for the CDN alone, which Fastly
+// removes before it delivers a response: Surrogate-Control is read for the
+// cache's TTL and "stripped from the response before sending to the end
+// user" (Fastly's note on
+// https://www.fastly.com/documentation/reference/http/http-headers/Surrogate-Control/,
+// pointing at https://www.fastly.com/documentation/guides/concepts/edge-state/cache/cache-freshness/;
+// the same page says it passes on only within a service chain). The edge
+// is the last hop before the browser, so it removes it too.
+var surrogateOnly = []string{"Surrogate-Control"}
+
+func stripSurrogateOnly(h http.Header) {
+	for _, k := range surrogateOnly {
+		h.Del(k)
+	}
+}
+
 func (w *writer) WriteHeader(status int) {
 	if status >= 100 && status < 200 {
 		w.informational(status)
@@ -90,6 +106,7 @@ func (w *writer) WriteHeader(status int) {
 		return
 	}
 	w.decided, w.status = true, status
+	stripSurrogateOnly(w.Header())
 	w.dec = w.e.decide(w.method, status, w.Header(), w.ae)
 	switch {
 	case w.dec.coding == choiceNone:
@@ -108,6 +125,7 @@ func (w *writer) informational(status int) {
 	key := http.CanonicalHeaderKey(ssat.HintHeader)
 	hints, had := h[key]
 	delete(h, key)
+	stripSurrogateOnly(h)
 	w.ResponseWriter.WriteHeader(status)
 	if had {
 		h[key] = hints
@@ -233,6 +251,7 @@ func (w *writer) close() error {
 	case !w.decided:
 		// Nothing written: net/http sends an empty 200, without the hint.
 		w.Header().Del(ssat.HintHeader)
+		stripSurrogateOnly(w.Header())
 		return nil
 	case w.pending:
 		// The body ended under min_size: it goes as it is.

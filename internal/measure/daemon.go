@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/pageparse"
 	"github.com/ssatd/ssatd/internal/proxy"
 )
 
@@ -41,9 +42,15 @@ type DaemonResult struct {
 	// GuestCPUMS is ssatd's own X-Ssatd-Guest-Cpu-Ms trailer (thread CPU ×
 	// compute.cpu_scale, to the microsecond), where VCPUMS may hold the
 	// whole milliseconds of x-ts-ssat-fastly-vcpu-ms; nil when not sent.
-	GuestCPUMS  *float64 `json:"guest_cpu_ms"`
-	SameAsFirst bool     `json:"same_as_first"` // decoded body equals the first pair's
-	BodySHA256  string   `json:"body_sha256,omitempty"`
+	GuestCPUMS *float64 `json:"guest_cpu_ms"`
+	// SameAsFirst: the decoded page equals the first pair's once the bids
+	// script, whose bids differ between auctions, is set aside on both
+	// (pageparse.WithoutBids, as `ssatd verify` compares codings); Differs
+	// otherwise says where and what differs. BodySHA256 is of the page
+	// with the bids set aside too, so that deployments compare alike.
+	SameAsFirst bool   `json:"same_as_first"`
+	Differs     string `json:"differs,omitempty"`
+	BodySHA256  string `json:"body_sha256,omitempty"`
 	// Headers says which set was read: "x-ts-ssat" (Trusted Server's, on
 	// Fastly or ssatd) or "x-ssatd".
 	Headers string `json:"headers"`
@@ -167,11 +174,15 @@ func Daemon(ctx context.Context, client *http.Client, proxyURL, path, host strin
 			if c, ok := compress.ParseContentEncoding(res.DeliveredCoding); ok {
 				if plain, err := decodeAll(c, body); err == nil {
 					res.DecodedBytes = int64(len(plain))
+					page := pageparse.WithoutBids(plain)
 					if first == nil {
-						first = plain
+						first = page
 					}
-					res.SameAsFirst = bytes.Equal(plain, first)
-					sum := sha256.Sum256(plain)
+					res.SameAsFirst = bytes.Equal(page, first)
+					if !res.SameAsFirst {
+						res.Differs = describeDifference(first, page)
+					}
+					sum := sha256.Sum256(page)
 					res.BodySHA256 = hex.EncodeToString(sum[:])
 				} else {
 					rep.Problems = append(rep.Problems, fmt.Sprintf("mode %s, Accept-Encoding %s: decode %s: %v", m.override, ae, c, err))
@@ -182,6 +193,32 @@ func Daemon(ctx context.Context, client *http.Client, proxyURL, path, host strin
 	}
 	return rep, nil
 }
+
+// describeDifference says where b first differs from a, how many bytes
+// differ, and what each holds there, so that a report names the dynamic
+// part of a page (a date, a counter, a token) instead of guessing.
+func describeDifference(a, b []byte) string {
+	p := firstDiff(a, b)
+	return fmt.Sprintf("%d bytes differ from byte %d: first %s, this %s", differingBytes(a, b), p, excerpt(a, p), excerpt(b, p))
+}
+
+// excerpt is a window of b around offset p between brackets, with "…"
+// where cut; line breaks and tabs are written as \n, \r and \t to keep the
+// note on one line, the page's own quotes and backslashes as they are.
+func excerpt(b []byte, p int) string {
+	const before, after = 24, 40
+	lo, hi := max(p-before, 0), min(p+after, len(b))
+	s := "[" + excerptEscapes.Replace(strings.ToValidUTF8(string(b[lo:hi]), "\uFFFD")) + "]"
+	if lo > 0 {
+		s = "…" + s
+	}
+	if hi < len(b) {
+		s += "…"
+	}
+	return s
+}
+
+var excerptEscapes = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
 
 func decodeAll(c compress.Coding, b []byte) ([]byte, error) {
 	dec, err := compress.NewReader(c, bytes.NewReader(b), 1<<30)
@@ -214,7 +251,7 @@ func (r *DaemonReport) WriteTable(w io.Writer) error {
 	r.writeBrowserTable(bw)
 	for _, x := range r.Results {
 		if !x.SameAsFirst && x.DecodedBytes > 0 {
-			fmt.Fprintf(bw, "note: mode %s, Accept-Encoding %s: the decoded page differs from the first response (a dynamic page?)\n", x.Mode, x.AcceptEncoding)
+			fmt.Fprintf(bw, "note: mode %s, Accept-Encoding %s: the decoded page differs from the first response beyond its bids: %s\n", x.Mode, x.AcceptEncoding, x.Differs)
 		}
 	}
 	for _, p := range r.Problems {

@@ -76,6 +76,7 @@ type Set struct {
 	noOriginHost   prometheus.Counter
 	bidsLeftOut    *prometheus.CounterVec
 	pastCap        *prometheus.CounterVec
+	cspPages       *prometheus.CounterVec
 }
 
 // New builds a Set on a fresh registry with the Go and process collectors.
@@ -153,12 +154,16 @@ func New() *Set {
 		Namespace: namespace, Name: "pages_past_rewrite_cap_total",
 		Help: "Pages the rewriter stopped following at a tag past one of its caps and copied from there on as they came, nothing rewritten: a tag over the token limit (oversize_tag), SVG or MathML nested deeper than 256 elements (foreign_depth).",
 	}, []string{"cap"})
+	s.cspPages = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "csp_pages_total",
+		Help: "Rewritten HTML pages under a Content Security Policy, by what ssatd did for it (docs/behaviour.md, \"Content Security Policy\"): nonce (the injected scripts carried the page's nonce), loader_hash (a policy was given the loader script's hash), kept (inline content a policy allows by hash was left byte for byte), inline_blocked and bundle_blocked (a policy blocks an injected script and ssatd could not allow it).",
+	}, []string{"rule"})
 	s.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		s.requests, s.duration, s.ttfb, s.inFlight, s.failures, s.guestCPU, s.budgetExceeded,
 		s.originBytes, s.deliveredBytes, s.edgeResponses, s.edgeIn, s.edgeOut, s.auction, s.bundleHits,
-		s.noOriginHost, s.bidsLeftOut, s.pastCap,
+		s.noOriginHost, s.bidsLeftOut, s.pastCap, s.cspPages,
 	)
 	return s
 }
@@ -256,6 +261,12 @@ func (s *Set) BidsNotInjected(reason string) { s.bidsLeftOut.WithLabelValues(rea
 // PagePastCap counts a page the rewriter stopped following at one of its
 // caps; cap is one of rewrite.Stats.Cap's values.
 func (s *Set) PagePastCap(cap string) { s.pastCap.WithLabelValues(cap).Inc() }
+
+// CSPRules are the values of csp_pages_total's rule label, a closed set.
+var CSPRules = []string{"nonce", "loader_hash", "kept", "inline_blocked", "bundle_blocked"}
+
+// CSPPage counts a page under a policy for rule, one of CSPRules.
+func (s *Set) CSPPage(rule string) { s.cspPages.WithLabelValues(rule).Inc() }
 
 // WritePrometheus writes every metric of the registry in the Prometheus
 // text format, as /metrics serves it; tests read it.

@@ -83,6 +83,8 @@ func (g *pageGate) deadline(waited time.Duration) time.Time {
 type pageSlot struct {
 	gate     *pageGate
 	released atomic.Bool
+	share    *pageSlot // the client's own place behind it (clientshare.go), or nil
+	done     func()    // a client's place: forgets the client's gate when unused
 }
 
 // release gives the slot back. It may be called from every path that ends
@@ -90,6 +92,10 @@ type pageSlot struct {
 func (s *pageSlot) release() {
 	if s != nil && s.released.CompareAndSwap(false, true) {
 		s.gate.free()
+		s.share.release()
+		if s.done != nil {
+			s.done()
+		}
 	}
 }
 
@@ -187,12 +193,13 @@ func (g *Guest) admitEarly(x *exchange, r *http.Request) (release func(), err er
 	start := g.requests.clock.now()
 	deadline := start.Add(g.requests.timeout)
 	defer func() { x.queued = g.requests.clock.now().Sub(start) }()
-	req, err := g.requests.admit(x.ctx, deadline)
+	x.client = g.clientKey(r, x)
+	req, err := admitShared(x.ctx, g.clientRequests, g.requests, x.client, deadline)
 	if err != nil {
 		return func() {}, err
 	}
 	if x.eligible && r.Method == http.MethodGet {
-		if x.pageSlot, err = g.admitPage(x.ctx, deadline); err != nil {
+		if x.pageSlot, err = g.admitPage(x, deadline); err != nil {
 			req.release()
 			return func() {}, err
 		}
@@ -210,7 +217,7 @@ func (p *pipeline) recoverPanic() {
 		return
 	}
 	err := fmt.Errorf("page pipeline panicked: %v", v)
-	p.g.log.Error("page pipeline panicked", zap.String("path", p.req.URL.Path),
+	p.g.log.Error("page pipeline panicked", pathField(p.req.URL),
 		zap.Any("panic", v), zap.Stack("stack"))
 	p.front.Abandon()
 	if ge := (&guestError{status: http.StatusInternalServerError, reason: reasonPipelinePanic, msg: "internal error", cause: err}); p.first.failed(ge) {

@@ -63,7 +63,7 @@ func (g *Guest) auctionRequest(x *exchange, r *http.Request, d privacy.Decision)
 	return auction.Request{
 		Path:      r.URL.Path,
 		Slots:     x.slots,
-		PageURL:   x.view.scheme + "://" + x.view.host + r.URL.RequestURI(),
+		PageURL:   x.view.scheme + "://" + x.view.host + g.publisherRequestURI(r.URL),
 		Domain:    strings.Trim(host, "[]"),
 		Secure:    x.view.scheme == "https",
 		UserAgent: r.UserAgent(),

@@ -70,7 +70,7 @@ func (p *pipeline) spent(cpu time.Duration) {
 	}
 	g.metrics.BudgetExceeded(string(x.mode), x.originCoding)
 	g.log.Warn("compute budget exceeded",
-		zap.String("path", p.req.URL.Path),
+		pathField(p.req.URL),
 		zap.String("mode", string(x.mode)),
 		zap.String("origin_coding", x.originCoding),
 		zap.String("output_coding", string(p.coding)),

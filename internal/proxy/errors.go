@@ -172,18 +172,24 @@ func (g *Guest) answerError(w http.ResponseWriter, r *http.Request, x *exchange,
 	f := failureOf(x, err)
 	x.route = routeError
 	x.status = f.status
-	g.recordFailure(x, outcomeError, f.reason, err)
+	o := outcomeError
+	if f.reason == reasonClientShare {
+		// A client over its share is refused for what it asked, as the
+		// refusals of refusals.go are: logged, not counted as a failure.
+		o = outcomeOK
+	}
+	g.recordFailure(x, o, f.reason, err)
 	if f.status == 0 {
 		// The client went away before the origin answered: there is no one
 		// to send a response to.
 		return
 	}
-	fields := []zap.Field{zap.Stringer("reason", f.reason), zap.String("path", r.URL.Path), zap.Error(err)}
+	fields := []zap.Field{zap.Stringer("reason", f.reason), pathField(r.URL), zap.Error(err)}
 	var ge *guestError
 	if errors.As(err, &ge) {
 		fields = append(fields, ge.log...)
 	}
-	if f.reason != reasonOverloaded {
+	if f.reason != reasonOverloaded && f.reason != reasonClientShare {
 		// Refusals come by the thousand under overload; their access
 		// lines and the failures metric are enough.
 		g.log.Warn("origin request failed", fields...)

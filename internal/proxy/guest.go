@@ -29,6 +29,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/http/httputil"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -42,6 +43,7 @@ import (
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
 	privacy "github.com/ssatd/ssatd/internal/consent"
+	"github.com/ssatd/ssatd/internal/csp"
 	"github.com/ssatd/ssatd/internal/metrics"
 	"github.com/ssatd/ssatd/internal/rewrite"
 	"github.com/ssatd/ssatd/internal/ssat"
@@ -117,6 +119,9 @@ type pageOptions struct {
 	bundleTag      []byte
 	userBundle     bool   // bundle.file: served with upstream's headers
 	cacheControl   string // publisher.ssat_cache_control
+	// ignoreCSP leaves pages' policies unread (csp.go): only the tests set
+	// it, for the control that shows what a page got before.
+	ignoreCSP bool
 	// headScripts caches headPrepend's script per matched slot set
 	// (string key → []byte, never modified once stored).
 	headScripts  *sync.Map
@@ -131,6 +136,9 @@ type limitOptions struct {
 	idleTimeout  time.Duration
 	pages        *pageGate // server.max_concurrent_pages, shared by all requests
 	requests     *pageGate // server.max_requests_in_progress
+	// One client's share of each (clientshare.go).
+	clientPages    *clientShares
+	clientRequests *clientShares
 }
 
 // codecOptions decide how a page is encoded and delivered
@@ -174,11 +182,13 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		},
 		pageOptions: newPageOptions(cfg, js, userBundle),
 		limitOptions: limitOptions{
-			rawLimit:     cfg.Publisher.MaxOriginResponseBytes,
-			decodedLimit: cfg.Publisher.MaxDecodedBodyBytes,
-			idleTimeout:  cfg.Publisher.OriginIdleTimeout.Duration,
-			pages:        newPageGate(cfg.Server.MaxConcurrentPages, cfg.Server.PageQueueTimeout.Duration),
-			requests:     newRequestGate(cfg.Server.RequestBound(), cfg.Server.PageQueueTimeout.Duration),
+			rawLimit:       cfg.Publisher.MaxOriginResponseBytes,
+			decodedLimit:   cfg.Publisher.MaxDecodedBodyBytes,
+			idleTimeout:    cfg.Publisher.OriginIdleTimeout.Duration,
+			pages:          newPageGate(cfg.Server.MaxConcurrentPages, cfg.Server.PageQueueTimeout.Duration),
+			requests:       newRequestGate(cfg.Server.RequestBound(), cfg.Server.PageQueueTimeout.Duration),
+			clientPages:    newClientShares(cfg.Server.MaxConcurrentPages, cfg.Server.PageQueueTimeout.Duration, "pages"),
+			clientRequests: newClientShares(cfg.Server.RequestBound(), cfg.Server.PageQueueTimeout.Duration, "requests"),
 		},
 		codecOptions: newCodecOptions(cfg, o.FlushLatency),
 		debugOptions: debugOptions{
@@ -352,6 +362,9 @@ type prepared struct {
 	// queued is how long admitEarly waited for places: a page place taken
 	// after classification waits only what is left of the queue timeout.
 	queued time.Duration
+	// client is who the request counts against in the clients' shares of
+	// the gates (clientshare.go), set at admission.
+	client netip.Prefix
 }
 
 // handled is written by the handler goroutine only: the mode in prepare,
@@ -374,6 +387,11 @@ type handled struct {
 	pipe         *io.PipeReader // the pipeline's output, which ReverseProxy copies
 	done         chan struct{}  // closed when the pipeline goroutine has finished
 	firstByte    time.Time      // when the guest wrote the first body byte
+	// csp is the page's policies as its header set them (csp.go), read
+	// when cspOn; cspHeaderChanged: a header policy got the loader's hash.
+	csp              csp.Page
+	cspOn            bool
+	cspHeaderChanged bool
 	// connecting: the origin transport is getting a connection
 	// (connectTrace); set by the transport, read by failureOf.
 	connecting atomic.Bool
@@ -439,7 +457,8 @@ func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.startAuction(x, r, decision)
-	hw := &headerRewriter{ResponseWriter: fw, g: g, x: x}
+	ignoreUpgrade(r)
+	hw := &headerRewriter{ResponseWriter: fw, g: g, x: x, noInterim: !r.ProtoAtLeast(1, 1)}
 	ctx := httptrace.WithClientTrace(context.WithValue(x.ctx, exchangeKey{}, x), x.connectTrace())
 	g.rp.ServeHTTP(hw, r.WithContext(ctx))
 	hw.dropTrailers()

@@ -78,6 +78,51 @@ func (g *Guest) applyRewrittenHeaders(h http.Header, x *exchange, out compress.C
 	}
 }
 
+// weakenNotModifiedETag gives an origin's 304 the validator the 200 would
+// carry (RFC 9110 §15.4.5): W/"x" where the origin says "x" and the client
+// revalidates a page that applyRewrittenHeaders weakened. A 304 has no
+// Content-Type to tell a page from an image, so the client's If-None-Match
+// tells: a client that lists W/"x" and not "x" holds the weak tag ssatd
+// gave, since the origin itself names that representation "x".
+func weakenNotModifiedETag(resp *http.Response) {
+	et := resp.Header.Get("ETag")
+	if resp.StatusCode != http.StatusNotModified || et == "" || strings.HasPrefix(et, "W/") {
+		return
+	}
+	inm := resp.Request.Header.Values("If-None-Match")
+	if listsETag(inm, "W/"+et) && !listsETag(inm, et) {
+		resp.Header.Set("ETag", "W/"+et)
+	}
+}
+
+// listsETag reports whether an If-None-Match field lists tag exactly
+// (RFC 9110 §8.8.3: a tag is opaque, and may itself hold a comma).
+func listsETag(fields []string, tag string) bool {
+	for _, f := range fields {
+		for f != "" {
+			f = strings.TrimLeft(f, " \t,")
+			weak := strings.HasPrefix(f, "W/")
+			rest := strings.TrimPrefix(f, "W/")
+			if !strings.HasPrefix(rest, `"`) {
+				break // "*" or a malformed field names no tag
+			}
+			end := strings.IndexByte(rest[1:], '"')
+			if end < 0 {
+				break
+			}
+			n := end + 2
+			if weak {
+				n += 2
+			}
+			if f[:n] == tag {
+				return true
+			}
+			f = f[n:]
+		}
+	}
+	return false
+}
+
 // Diagnostics headers (debug.diagnostics_headers). Those known before the
 // body are headers; the two that are only true once the whole body has been
 // processed are sent as trailers.

@@ -2,12 +2,14 @@ package proxy
 
 import (
 	"net/http"
+	"net/url"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/ssatd/ssatd/internal/metrics"
 	"github.com/ssatd/ssatd/internal/ssat"
+	"github.com/ssatd/ssatd/internal/telemetry"
 )
 
 // finish ends a request: its access line and its metrics. With the builtin
@@ -48,8 +50,8 @@ func (g *Guest) record(r *http.Request, x *exchange, d *ssat.Delivery) {
 	}
 	g.count(x, d, total, sentCoding, sentBytes)
 	fields := []zap.Field{
-		zap.String("method", r.Method),
-		zap.String("path", r.URL.Path),
+		zap.String("method", telemetry.Text(r.Method)),
+		pathField(r.URL),
 		zap.Int("status", x.status),
 		zap.String("route", string(x.route)),
 		zap.Bool("eligible", x.eligible),
@@ -111,6 +113,10 @@ func (g *Guest) count(x *exchange, d *ssat.Delivery, total time.Duration, sentCo
 		g.metrics.Auction(string(x.auctionOut), x.auctionTook)
 	}
 }
+
+// pathField is a request's path as the proxy's log lines carry it: valid
+// UTF-8 and bounded (telemetry.Text), since the client chose it.
+func pathField(u *url.URL) zap.Field { return zap.String("path", telemetry.Text(u.Path)) }
 
 // labelOr names an unset route or mode (a request refused before either
 // was decided) "none", in the access line as in the metrics.

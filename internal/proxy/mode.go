@@ -45,14 +45,51 @@ func (g *Guest) modeFor(x *exchange, r *http.Request) mode {
 // ModeOverrideParam is the query parameter of debug.allow_mode_override.
 const ModeOverrideParam = "__ssatd_compression"
 
-// stripModeOverride removes the override parameter before the origin
-// request: it is ssatd's, not the publisher's.
-func stripModeOverride(u *url.URL) {
-	if !strings.Contains(u.RawQuery, ModeOverrideParam) && !strings.Contains(u.RawQuery, TSModeParam) {
-		return
+// publisherQuery is the one place that decides the query the publisher's
+// side sees of a request: the origin request and the page URL bidders get
+// (OpenRTB site.page). The mode parameters (ModeOverrideParam,
+// TSModeParam) are ssatd's while it reads them (debug.allow_mode_override
+// or debug.diagnostics_headers) and are removed then; every other pair is
+// kept byte for byte and in its order (url.Values would sort the pairs and
+// re-encode them). It runs on the client's raw query, which
+// keepClientTarget restored after ReverseProxy's own re-encoding of a query
+// holding a ';' (golang.org/issue/25192).
+func (g *Guest) publisherQuery(rawQuery string) string {
+	if !(g.allowOverride || g.diagnostics) || rawQuery == "" {
+		return rawQuery
 	}
-	q := u.Query()
-	q.Del(ModeOverrideParam)
-	q.Del(TSModeParam)
-	u.RawQuery = q.Encode()
+	var kept []string
+	removed := false
+	for _, pair := range strings.Split(rawQuery, "&") {
+		if isModeParam(pair) {
+			removed = true
+			continue
+		}
+		kept = append(kept, pair)
+	}
+	if !removed {
+		return rawQuery
+	}
+	return strings.Join(kept, "&")
+}
+
+// isModeParam reports whether one key=value pair of a query is a mode
+// parameter, with its key decoded as url.ParseQuery decodes it (so that
+// modeFor, which reads it that way, and the removal agree).
+func isModeParam(pair string) bool {
+	key, _, _ := strings.Cut(pair, "=")
+	if k, err := url.QueryUnescape(key); err == nil {
+		key = k
+	}
+	return key == ModeOverrideParam || key == TSModeParam
+}
+
+// publisherRequestURI is the request's path and query as the publisher's
+// side sees it (publisherQuery).
+func (g *Guest) publisherRequestURI(u *url.URL) string {
+	v := *u
+	if v.RawQuery = g.publisherQuery(u.RawQuery); v.RawQuery != u.RawQuery {
+		v.ForceQuery = false
+	}
+	return v.RequestURI()
 }

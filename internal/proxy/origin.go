@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/http/httputil"
+	"net/url"
 	"strings"
 
 	"github.com/ssatd/ssatd/internal/compress"
@@ -21,11 +22,11 @@ func (g *Guest) rewriteOriginRequest(pr *httputil.ProxyRequest) {
 	x := exchangeOf(pr.In)
 	// SetURL replaces scheme and host whatever the client sent: an
 	// absolute-form request URI or a foreign Host never changes where ssatd
-	// connects. The client's path and query are kept as they are.
+	// connects. The client's path and query are kept as they came
+	// (keepClientTarget).
+	keepClientTarget(pr)
 	pr.SetURL(g.origin)
-	if g.allowOverride || g.diagnostics {
-		stripModeOverride(pr.Out.URL)
-	}
+	pr.Out.URL.RawQuery = g.publisherQuery(pr.Out.URL.RawQuery)
 	pr.Out.Host = g.hostOverride
 	if g.fastlyView {
 		setFastlyView(pr)
@@ -125,6 +126,76 @@ func (g *Guest) looped(r *http.Request) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// keepClientTarget gives the origin request the client's path and query
+// as they came, byte for byte, but for the bytes that cannot be in a
+// request-target, which go percent-encoded (escapeTarget): "A proxy MUST
+// NOT modify the absolute-path and query parts of the received target URI"
+// (RFC 9110 §7.7). Left to ReverseProxy, a query holding a ';' or a '%'
+// not followed by two hex digits went through url.ParseQuery, which drops
+// each parameter it cannot parse and sorts the rest ("?a=1;b=2" and
+// "?q=100%" reached the origin as no query at all), and a path that Go
+// would not write as it came (a '|' or '^', which browsers send as they
+// are, or a byte above 0x7f) was decoded and encoded again, so "/a%2Fb|c"
+// reached the origin as "/a/b%7Cc", another path. pr.Out.URL is still
+// the client's here, so SetURL joins this path to the origin's.
+func keepClientTarget(pr *httputil.ProxyRequest) {
+	in, out := pr.In.URL, pr.Out.URL
+	out.RawQuery = escapeTarget(in.RawQuery, false)
+	if in.RawPath == "" {
+		return // Go writes Path back as the client sent it
+	}
+	if p, err := url.PathUnescape(in.RawPath); err != nil || p != in.Path {
+		return
+	}
+	// escapeTarget leaves only bytes that url.URL.EscapedPath takes as
+	// they are, so it writes RawPath, not a re-encoding of Path.
+	out.RawPath = escapeTarget(in.RawPath, true)
+}
+
+// escapeTarget percent-encodes the bytes of a raw path or query that a
+// request-target cannot hold but that a request may still carry: bytes
+// above 0x7f, which an HTTP/2 :path (or a lenient HTTP/1 client) may send
+// as they are (a request-target is ASCII, RFC 9112 §3.2, RFC 3986 §3.4;
+// browsers send such bytes percent-encoded, the WHATWG URL standard's path
+// and query states), and '#', which would end the target at the origin
+// (RFC 3986 §3.5) where ssatd saw more. In a path it also encodes the ASCII
+// that Go's url package will not write as it is (url.URL.EscapedPath falls
+// back to re-encoding the whole path then): '"', '<', '>', '\', '^', '`',
+// '{', '|', '}'. Whitespace and control bytes never get here
+// (badRequestTarget). Percent-escapes already there stay as they are.
+func escapeTarget(s string, path bool) string {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if mustEscape(s[i], path) {
+			n++
+		}
+	}
+	if n == 0 {
+		return s
+	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(s)+2*n)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; mustEscape(c, path) {
+			b = append(b, '%', hex[c>>4], hex[c&15])
+		} else {
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+// mustEscape is escapeTarget's byte rule.
+func mustEscape(c byte, path bool) bool {
+	switch {
+	case c >= 0x80 || c == '#':
+		return true
+	case path:
+		return strings.IndexByte("\"<>\\^`{|}", c) >= 0
 	}
 	return false
 }

@@ -72,6 +72,9 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	if err := refusePartial(resp); err != nil {
 		return err
 	}
+	if err := refuseSwitch(resp); err != nil {
+		return err
+	}
 	rt, coding, text := g.classifyResponse(req.Method, resp)
 	x.route, x.text = rt, text
 	_, x.originCoding, _ = contentCoding(resp.Header)
@@ -94,6 +97,7 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 			return nil
 		}
 	}
+	weakenNotModifiedETag(resp)
 	g.passThrough(resp, x, rt)
 	return nil
 }
@@ -115,6 +119,7 @@ func (g *Guest) setRewrittenHeaders(resp *http.Response, x *exchange, origin com
 	out := outputCoding(x.mode, origin)
 	x.outCoding = string(out)
 	g.applyRewrittenHeaders(resp.Header, x, out)
+	g.readPagePolicy(resp.Header, x)
 	resp.ContentLength = -1
 	return out
 }
@@ -125,7 +130,7 @@ func (g *Guest) setRewrittenHeaders(resp *http.Response, x *exchange, origin com
 func (g *Guest) passThrough(resp *http.Response, x *exchange, rt route) {
 	if rt == routeUnsupported {
 		g.log.Info("unsupported content-encoding passed through",
-			zap.String("path", resp.Request.URL.Path), zap.String("content_encoding", x.originCoding))
+			pathField(resp.Request.URL), zap.String("content_encoding", x.originCoding))
 	}
 	if rt == routePassThrough || rt == routeUnsupported {
 		x.passBody = &originBody{rc: resp.Body, idle: g.idleTimeout, cancel: x.cancel}
@@ -153,7 +158,7 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 	if slot == nil {
 		var err error
 		// What is left of the queue timeout after the early waits.
-		if slot, err = g.admitPage(x.ctx, g.pages.deadline(x.queued)); err != nil {
+		if slot, err = g.admitPage(x, g.pages.deadline(x.queued)); err != nil {
 			return err
 		}
 	}
@@ -363,7 +368,7 @@ func (p *pipeline) notePage(st rewrite.Stats) {
 		// longer knows where it is in the page.
 		p.g.metrics.PagePastCap(c)
 		p.g.log.Info("page copied as is from a tag the rewriter cannot follow, nothing rewritten after it",
-			zap.String("path", p.req.URL.Path), zap.String("cap", c))
+			pathField(p.req.URL), zap.String("cap", c))
 	}
 	if why := st.BidsLeftOut(); why != "" {
 		p.g.metrics.BidsNotInjected(why)
@@ -371,12 +376,13 @@ func (p *pipeline) notePage(st rewrite.Stats) {
 		if st.Cap() != "" {
 			msg = "bids script not injected: the last place the rewriter could follow is inside <" + st.BodyEndSkipped + ">"
 		}
-		p.g.log.Info(msg, zap.String("path", p.req.URL.Path), zap.String("reason", why))
+		p.g.log.Info(msg, pathField(p.req.URL), zap.String("reason", why))
 	}
 	if !st.HeadFound {
-		p.g.log.Info("no <head> start tag: nothing injected", zap.String("path", p.req.URL.Path))
+		p.g.log.Info("no <head> start tag: nothing injected", pathField(p.req.URL))
 	}
 	p.g.noteOriginHost(p.req, st)
+	p.g.notePolicy(p.req.URL.Path, &st)
 }
 
 // firstReadSignal closes started on the first Read.
@@ -404,6 +410,9 @@ func (p *pipeline) process() (rewrite.Stats, error) {
 		HeadPrepend:   p.g.headPrepend(p.x),
 		BeforeWait:    p.front.Flush,
 		Inline:        p.g.inline,
+	}
+	if p.x.cspOn {
+		opts.CSP = &p.x.csp
 	}
 	if p.x.eligible {
 		opts.BodyEnd = func() []byte {
@@ -532,5 +541,5 @@ func (g *Guest) noteOriginHost(r *http.Request, st rewrite.Stats) {
 	}
 	g.metrics.PageWithoutOriginHost()
 	g.log.Debug("page never named the origin host: no URL was rewritten",
-		zap.String("path", r.URL.Path), zap.String("origin_host", g.originHost))
+		pathField(r.URL), zap.String("origin_host", g.originHost))
 }

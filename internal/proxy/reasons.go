@@ -17,8 +17,10 @@ const (
 	// The origin's answer, refused before the headers went out.
 	reasonOrigin304
 	reasonPartialContent
+	reasonSwitchingProtocols
 	reasonEncoderInit
 	reasonOverloaded
+	reasonClientShare
 	// The origin body, before or after the headers (bodyFailureReason).
 	reasonTooLarge
 	reasonDecodedTooLarge
@@ -31,6 +33,7 @@ const (
 	reasonClientGone
 	// Requests refused before any origin request (ServeHTTP's refusals).
 	reasonConnectRefused
+	reasonBadTarget
 	reasonRequestTE
 	reasonLoop
 	// Fastly's limits under compute.limits = "fastly" (computelimits.go).
@@ -52,28 +55,31 @@ const (
 )
 
 var reasonNames = [reasonCount]string{
-	reasonNone:            "",
-	reasonUnreachable:     "origin_unreachable",
-	reasonHeaderTimeout:   "origin_header_timeout",
-	reasonOrigin304:       "origin_304_to_eligible",
-	reasonPartialContent:  "origin_partial_content",
-	reasonEncoderInit:     "encoder_init",
-	reasonOverloaded:      "overloaded",
-	reasonTooLarge:        "origin_body_too_large",
-	reasonDecodedTooLarge: "decoded_body_too_large",
-	reasonTruncated:       "origin_body_truncated",
-	reasonCorrupt:         "origin_body_corrupt",
-	reasonOriginFailed:    "origin_body_failed",
-	reasonOriginIdle:      "origin_idle_timeout",
-	reasonPipelinePanic:   "pipeline_panic",
-	reasonClientGone:      "client_gone",
-	reasonConnectRefused:  "connect_refused",
-	reasonRequestTE:       "request_transfer_encoding",
-	reasonLoop:            "loop_detected",
-	reasonURLTooLong:      "compute_url_too_long",
-	reasonHeaderOverflow:  "compute_header_overflow",
-	reasonCPULimit:        "compute_cpu_limit",
-	reasonRuntimeLimit:    "compute_runtime_limit",
+	reasonNone:               "",
+	reasonUnreachable:        "origin_unreachable",
+	reasonHeaderTimeout:      "origin_header_timeout",
+	reasonOrigin304:          "origin_304_to_eligible",
+	reasonPartialContent:     "origin_partial_content",
+	reasonSwitchingProtocols: "origin_switching_protocols",
+	reasonEncoderInit:        "encoder_init",
+	reasonOverloaded:         "overloaded",
+	reasonClientShare:        "client_share_exceeded",
+	reasonTooLarge:           "origin_body_too_large",
+	reasonDecodedTooLarge:    "decoded_body_too_large",
+	reasonTruncated:          "origin_body_truncated",
+	reasonCorrupt:            "origin_body_corrupt",
+	reasonOriginFailed:       "origin_body_failed",
+	reasonOriginIdle:         "origin_idle_timeout",
+	reasonPipelinePanic:      "pipeline_panic",
+	reasonClientGone:         "client_gone",
+	reasonConnectRefused:     "connect_refused",
+	reasonBadTarget:          "bad_request_target",
+	reasonRequestTE:          "request_transfer_encoding",
+	reasonLoop:               "loop_detected",
+	reasonURLTooLong:         "compute_url_too_long",
+	reasonHeaderOverflow:     "compute_header_overflow",
+	reasonCPULimit:           "compute_cpu_limit",
+	reasonRuntimeLimit:       "compute_runtime_limit",
 
 	reasonAuctionMethod:      "auction_method",
 	reasonAuctionContentType: "auction_content_type",

@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"net/http"
-
-	"go.uber.org/zap"
 )
 
 // refusal is a request the guest answers itself, before any origin
@@ -46,6 +44,19 @@ var refusals = []refusal{
 		msg:    "CONNECT is not supported",
 	},
 	{
+		// A request-target has no whitespace or control byte (RFC 9112
+		// §3.2; RFC 9113 §8.3.1: :path is an absolute-path and query).
+		// Go's HTTP/1 server never lets one through, but a space in an
+		// HTTP/2 :path arrives here, and the query keeps it raw: the
+		// origin's request line would end early and go on with the
+		// client's bytes ("GET /a?x=1 HTTP/1.1 HTTP/1.1"). An invalid
+		// request-line is answered 400 (RFC 9112 §3).
+		refuses: func(_ *Guest, r *http.Request) bool { return badRequestTarget(r.RequestURI) },
+		status:  http.StatusBadRequest, reason: reasonBadTarget, outcome: outcomeOK,
+		header: [2]string{"Cache-Control", "no-store"},
+		msg:    "400 Bad Request: the request-target holds a space or a control character",
+	},
+	{
 		// A request body delimited by Transfer-Encoding is refused (RFC
 		// 9112 §6.3 allows 411): net/http silently drops a Content-Length
 		// sent alongside it, and a front proxy that honoured that
@@ -79,12 +90,25 @@ func (g *Guest) refuse(w http.ResponseWriter, r *http.Request, x *exchange) bool
 		x.route, x.status = routeRejected, f.status
 		g.recordFailure(x, f.outcome, f.reason, nil)
 		if f.warn != "" {
-			g.log.Warn(f.warn, zap.String("path", r.URL.Path))
+			g.log.Warn(f.warn, pathField(r.URL))
 		}
 		w.Header().Set(f.header[0], f.header[1])
 		http.Error(w, f.msg, f.status)
 		g.finish(r, x)
 		return true
+	}
+	return false
+}
+
+// badRequestTarget reports whether target holds a byte that cannot be in
+// an HTTP/1.1 request-target: whitespace, a control character or DEL.
+// Bytes above 0x7f are not refused; rewriteOriginRequest percent-encodes
+// them (escapeTarget).
+func badRequestTarget(target string) bool {
+	for i := 0; i < len(target); i++ {
+		if b := target[i]; b <= ' ' || b == 0x7f {
+			return true
+		}
 	}
 	return false
 }

@@ -62,14 +62,25 @@ var representationTrailers = append([]string{"ETag"}, digestFields...)
 // headerRewriter applies the header rules ReverseProxy leaves no hook for,
 // just before headers go out: the URL headers of every response, interim
 // (103 Early Hints, which ReverseProxy copies and writes at once) and
-// final, and the announced trailers of a rewritten page.
+// final, and the announced trailers of a rewritten page. It is also where
+// interim responses stop for a client that cannot take them.
 type headerRewriter struct {
 	http.ResponseWriter
 	g *Guest
 	x *exchange
+	// noInterim: the client spoke HTTP/1.0, which has no 1xx responses.
+	noInterim bool
 }
 
 func (w *headerRewriter) WriteHeader(code int) {
+	if code < 200 && w.noInterim {
+		// "A server MUST NOT send a 1xx response to an HTTP/1.0 client"
+		// (RFC 9110 §15.2): an HTTP/1.0 client, nginx's default upstream
+		// protocol among them, reads the 103 as the final response and
+		// the real status line as its body. ReverseProxy clears the
+		// header map after the call, so the 1xx's fields go nowhere.
+		return
+	}
 	h := w.Header()
 	w.g.rewriteURLHeaders(h, w.x.view)
 	if code >= 200 && w.x.route == routePipeline {

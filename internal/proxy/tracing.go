@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ssatd/ssatd/internal/rewrite"
+	"github.com/ssatd/ssatd/internal/telemetry"
 )
 
 // tracerName names the tracer taken from otel's global provider, a no-op
@@ -62,7 +63,7 @@ func (t tracedOrigin) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.rt.RoundTrip(req)
 	}
 	ctx, span := otel.Tracer(tracerName).Start(ctx, "origin fetch", trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.String("http.request.method", req.Method), attribute.String("server.address", req.URL.Host)))
+		trace.WithAttributes(telemetry.String("http.request.method", req.Method), attribute.String("server.address", req.URL.Host)))
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		GotConn: func(i httptrace.GotConnInfo) {
 			span.AddEvent("connection", trace.WithAttributes(attribute.Bool("reused", i.Reused)))
@@ -74,8 +75,7 @@ func (t tracedOrigin) RoundTrip(req *http.Request) (*http.Response, error) {
 	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := t.rt.RoundTrip(req)
 	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, "origin request failed")
+		telemetry.RecordError(span, err, "origin request failed")
 		span.End()
 		return nil, err
 	}
@@ -120,8 +120,7 @@ func (b *spanBody) end(err error) {
 	b.once.Do(func() {
 		b.span.SetAttributes(attribute.Int64("ssatd.origin_body_bytes", b.n))
 		if err != nil && err != io.EOF {
-			b.span.RecordError(err)
-			b.span.SetStatus(codes.Error, "origin body: "+strconv.Quote(err.Error()))
+			telemetry.RecordError(b.span, err, "origin body: "+strconv.Quote(err.Error()))
 		}
 		b.span.AddEvent("body end")
 		b.span.End()
@@ -144,17 +143,15 @@ func endSpan(span trace.Span, err error, attrs ...attribute.KeyValue) {
 		return
 	}
 	span.SetAttributes(attrs...)
-	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
-	}
+	telemetry.RecordError(span, err, "")
 	span.End()
 }
 
-// admitPage is the page gate (admission.go) with its wait as a span.
-func (g *Guest) admitPage(ctx context.Context, deadline time.Time) (*pageSlot, error) {
-	span := startSpan(ctx, "page gate wait")
-	slot, err := g.pages.admit(ctx, deadline)
+// admitPage is the page gate (admission.go), behind the client's share of
+// it (clientshare.go), with its wait as a span.
+func (g *Guest) admitPage(x *exchange, deadline time.Time) (*pageSlot, error) {
+	span := startSpan(x.ctx, "page gate wait")
+	slot, err := admitShared(x.ctx, g.clientPages, g.pages, x.client, deadline)
 	endSpan(span, err)
 	return slot, err
 }

@@ -47,7 +47,8 @@ func (g *Guest) serveTsjs(fw *firstByteWriter, r *http.Request, x *exchange) boo
 	// A callback runs an auction, so it takes its place among the requests
 	// in progress like any other request (docs/behaviour.md, "Admission
 	// order"), and is refused 503 with Retry-After when they are full.
-	if place, err := g.requests.admit(r.Context(), g.requests.deadline(0)); err != nil {
+	x.client = g.clientKey(r, x)
+	if place, err := admitShared(r.Context(), g.clientRequests, g.requests, x.client, g.requests.deadline(0)); err != nil {
 		x.ctx = r.Context()
 		g.answerError(fw, r, x, err)
 	} else {

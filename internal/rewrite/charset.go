@@ -34,7 +34,7 @@ func (rw *rewriter) headDone(end int) {
 	// the two holds never overlap (flight.go), and this one waits for no
 	// charset declaration.
 	if rw.charsetSeen || len(rw.opts.HeadPrepend) == 0 || rw.inputOffset(end) >= prescanBytes || rw.fl.holding {
-		rw.write(rw.opts.HeadPrepend)
+		rw.write(rw.injected(rw.opts.HeadPrepend))
 		return
 	}
 	rw.held = rw.held[:0]
@@ -54,7 +54,7 @@ func (rw *rewriter) metaDone(raw []byte, end int) {
 	rw.flush(end)
 	// The output offset where the declaration ends, with the injection
 	// before it.
-	after := rw.stats.OutBytes + int64(len(rw.held)) + int64(len(rw.opts.HeadPrepend))
+	after := rw.stats.OutBytes + int64(len(rw.held)) + int64(len(rw.injected(rw.opts.HeadPrepend)))
 	rw.releaseHead(after > prescanBytes)
 }
 
@@ -64,9 +64,9 @@ func (rw *rewriter) releaseHead(afterHeld bool) {
 	rw.holding = false
 	if afterHeld {
 		rw.write(rw.held)
-		rw.write(rw.opts.HeadPrepend)
+		rw.write(rw.injected(rw.opts.HeadPrepend))
 	} else {
-		rw.write(rw.opts.HeadPrepend)
+		rw.write(rw.injected(rw.opts.HeadPrepend))
 		rw.write(rw.held)
 	}
 	rw.held = rw.held[:0]

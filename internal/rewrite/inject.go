@@ -18,6 +18,15 @@ func BundleTag(hexHash string) []byte {
 	return []byte(`<script src="` + BundlePath + `?v=` + hexHash + `" id="trustedserver-js"></script>`)
 }
 
+// The ad-slots and bids scripts: their data, a JSON text written as a
+// JavaScript string (escapeJSString), goes between open and close.
+const (
+	adSlotsOpen  = `<script>(window.tsjs=window.tsjs||{}).adSlots=JSON.parse("`
+	adSlotsClose = `");</script>`
+	bidsOpen     = `<script>(function(){var t=window.tsjs=window.tsjs||{};var b=JSON.parse("`
+	bidsClose    = `");var s=t.scheduleInitialAdInit;if(typeof s==="function")s(b);else t.bids=b;})();</script>`
+)
+
 // AdSlotsScript is the "SSAT injection" (docs/behaviour.md) head script declaring the matched slots.
 func AdSlotsScript(slots []ssat.Slot) ([]byte, error) {
 	// The caller's slots are shared with the auction: normalise a copy so
@@ -37,9 +46,9 @@ func AdSlotsScript(slots []ssat.Slot) ([]byte, error) {
 		return nil, fmt.Errorf("encode ad slots: %w", err)
 	}
 	var b bytes.Buffer
-	b.WriteString(`<script>(window.tsjs=window.tsjs||{}).adSlots=JSON.parse("`)
+	b.WriteString(adSlotsOpen)
 	escapeJSString(&b, js)
-	b.WriteString(`");</script>`)
+	b.WriteString(adSlotsClose)
 	return b.Bytes(), nil
 }
 
@@ -53,9 +62,9 @@ func BidsScript(bids map[string]ssat.Bid) ([]byte, error) {
 		return nil, fmt.Errorf("encode bids: %w", err)
 	}
 	var b bytes.Buffer
-	b.WriteString(`<script>(function(){var t=window.tsjs=window.tsjs||{};var b=JSON.parse("`)
+	b.WriteString(bidsOpen)
 	escapeJSString(&b, js)
-	b.WriteString(`");var s=t.scheduleInitialAdInit;if(typeof s==="function")s(b);else t.bids=b;})();</script>`)
+	b.WriteString(bidsClose)
 	return b.Bytes(), nil
 }
 

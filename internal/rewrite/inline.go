@@ -47,6 +47,9 @@ func (rw *rewriter) textRegion(end int) {
 	if !rw.opts.Inline || len(rw.hosts.hostB) == 0 || rw.mode == inCopy {
 		return
 	}
+	if rw.keep != 0 && rw.keptByPolicy() {
+		return
+	}
 	rw.inl = inlineText{kind: kindContent, prev: '>', start: end}
 }
 

@@ -69,6 +69,8 @@ import (
 	"errors"
 	"io"
 	"sync"
+
+	"github.com/ssatd/ssatd/internal/csp"
 )
 
 // Options configure one page rewrite.
@@ -116,6 +118,13 @@ type Options struct {
 	// text, comments and the content of every raw-text element, and the
 	// percent- and \u002F-escaped forms, in URL attributes too.
 	Inline bool
+
+	// CSP is the page's Content Security Policy as its header set it
+	// (csp.Page.ReadHeader), which the injections and the rewrite respect
+	// (docs/behaviour.md, "Content Security Policy"); the policies of the
+	// page's <meta http-equiv="content-security-policy"> are read as they
+	// come. Nil turns these rules off.
+	CSP *csp.Page
 }
 
 // DefaultMaxTokenBytes is three times the largest token of the 65 corpus
@@ -133,6 +142,16 @@ type Stats struct {
 	InlineRewritten int
 	InBytes         int64 // bytes consumed from the source
 	OutBytes        int64 // bytes written to the destination
+
+	// CSP is the page's policies' state at its end: the nonce the
+	// injected scripts carried, whether they took the loader form, the
+	// inline content kept and what a policy blocks (csp.Page).
+	CSP csp.Page
+	// CSPKept counts the inline <script> and <style> elements, and the
+	// attributes, left byte for byte because a policy allows them by hash.
+	CSPKept int
+	// CSPMetaChanged counts the <meta> policies given the loader's hash.
+	CSPMetaChanged int
 
 	// BodyEndSkipped names the element (textarea, plaintext, script, ...)
 	// whose raw text or RCDATA the page ended in, without </body>: BodyEnd
@@ -221,6 +240,15 @@ type rewriter struct {
 	encs     encStream  // the escaped forms after them (encoded.go)
 	names    nameSearch // the last search for the origin's name (inline.go)
 	nameList []int      // namesIn's result
+	// csp: the page's policies so far (injectcsp.go), when cspOn; keep is
+	// csp.Keep, copied where the scanner tests it.
+	csp   csp.Page
+	cspOn bool
+	keep  csp.Keep
+	// keepScript: the script element the scanner is in is one a policy
+	// allows by hash (keptByPolicy).
+	keepScript bool
+	injBuf     []byte // the dressed injection
 	scanner
 }
 
@@ -242,6 +270,7 @@ func rewritePage(dst io.Writer, src io.Reader, opts *Options, quirks bool) (Stat
 	rw := pool.Get().(*rewriter)
 	rw.reset(dst, opts, quirks)
 	err := rw.run(src)
+	rw.stats.CSP = rw.csp
 	st := rw.stats
 	rw.release()
 	return st, err
@@ -258,6 +287,11 @@ func (rw *rewriter) reset(dst io.Writer, opts *Options, quirks bool) {
 	rw.flight = flightOff
 	rw.names.stale()
 	rw.bodyEndDone = opts.BodyEnd == nil
+	rw.csp, rw.cspOn = csp.Page{}, opts.CSP != nil
+	if rw.cspOn {
+		rw.csp = *opts.CSP
+	}
+	rw.keep, rw.keepScript = rw.csp.Keep, false
 	maxTok := opts.MaxTokenBytes
 	if maxTok <= 0 {
 		maxTok = DefaultMaxTokenBytes
@@ -281,6 +315,9 @@ func (rw *rewriter) release() {
 	}
 	if cap(rw.fl.src)+cap(rw.fl.held)+cap(rw.fl.scratch)+cap(rw.fl.joined)+cap(rw.fl.piece) > 4*readSize {
 		rw.fl = flightPage{}
+	}
+	if cap(rw.injBuf) > 4*readSize {
+		rw.injBuf = nil
 	}
 	if cap(rw.hosts.val) > 4*readSize {
 		rw.hosts.val = nil
@@ -358,7 +395,7 @@ func (rw *rewriter) bodyEnd() {
 			return
 		}
 	}
-	rw.write(rw.opts.BodyEnd())
+	rw.write(rw.injected(rw.opts.BodyEnd()))
 }
 
 // valueFilter tells rewriteAttrs which values of a tag to look at.
@@ -397,6 +434,9 @@ func (rw *rewriter) rewriteAttrs(raw []byte, by valueFilter) []byte {
 		kind := classifyAttr(raw[a.nameStart:a.nameEnd])
 		if kind == kindNone && rw.opts.Inline {
 			kind = classifyInlineAttr(raw[a.nameStart:a.nameEnd])
+			if kind != kindNone && rw.keep != 0 && rw.keptAttr(raw[a.nameStart:a.nameEnd]) {
+				kind = kindNone
+			}
 		}
 		if kind == kindNone {
 			continue

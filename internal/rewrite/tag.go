@@ -7,6 +7,8 @@ import (
 	"bytes"
 
 	"golang.org/x/net/html/atom"
+
+	"github.com/ssatd/ssatd/internal/csp"
 )
 
 // openTag starts holding the tag that opens at lt.
@@ -128,6 +130,9 @@ func (rw *rewriter) startTagDone(raw []byte, end int) {
 			by = byName
 		}
 	}
+	if a == atom.Meta && rw.cspOn && rw.cspMetaDone(raw, end) {
+		s.urlAttr = false // written with the loader's hash (injectcsp.go)
+	}
 	if s.urlAttr {
 		if out := rw.rewriteAttrs(raw, by); out != nil {
 			rw.flush(s.tokStart)
@@ -151,7 +156,8 @@ func (rw *rewriter) startTagDone(raw []byte, end int) {
 		}
 	case atom.Script:
 		s.mode, s.sub = inScript, sData
-		if rw.opts.Inline && len(rw.hosts.hostB) > 0 {
+		rw.keepScript = rw.keep&csp.KeepScripts != 0 && rw.scriptRuns(raw)
+		if rw.opts.Inline && len(rw.hosts.hostB) > 0 && !rw.keepScript {
 			rw.flight = flightMaybe // the region textRegion starts (flight.go)
 		}
 	case atom.Style:

@@ -40,7 +40,10 @@ func New(cfg *config.Config, h http.Handler, errorLog *log.Logger) *http.Server 
 		IdleTimeout:       sc.IdleTimeout.Duration,
 		MaxHeaderBytes:    sc.MaxHeaderBytes,
 		ErrorLog:          errorLog,
-		ConnContext:       framingContext,
+		ConnContext:       connContext,
+		// One connection's streams hold well under the daemon's places
+		// (h2hold.go).
+		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: streamsPerConnection(sc.RequestBound())},
 		// RefuseH2Preface answers OPTIONS *, so that every request reaches
 		// the handler (see framingConn.nextRequest).
 		DisableGeneralOptionsHandler: true,

@@ -29,21 +29,16 @@ func RedirectPort(configured int, tlsAddr net.Addr) string {
 // (https://www.fastly.com/documentation/guides/full-site-delivery/domains-and-origins/forcing-an-https-redirect),
 // and 308 also keeps a POST a POST with its body (RFC 9110 §15.4.9). The
 // host is the request's, when it is a plain host name or IP address,
-// else fallback: a forged Host cannot put anything else into Location.
+// else the host of fallback(), asked per request so that it follows a
+// reload of publisher.domain: a forged Host cannot put anything else
+// into Location.
 // Nothing reaches the guest or the origin. HTTP/2 with prior knowledge is
 // refused as on the client listener.
-func RedirectToHTTPS(port, fallback string) http.Handler {
-	if h, _, err := net.SplitHostPort(fallback); err == nil {
-		fallback = h
-	}
-	fallback = strings.Trim(fallback, "[]")
+func RedirectToHTTPS(port string, fallback func() string) http.Handler {
 	return RefuseH2Preface(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		if host = strings.Trim(host, "[]"); !plainHost(host) {
-			host = fallback
+		host := hostOnly(r.Host)
+		if !plainHost(host) {
+			host = hostOnly(fallback())
 		}
 		switch {
 		case port != "443":
@@ -60,6 +55,15 @@ func RedirectToHTTPS(port, fallback string) http.Handler {
 			_, _ = w.Write([]byte("308 Permanent Redirect: " + target + "\n"))
 		}
 	}))
+}
+
+// hostOnly is the host of a Host value or host[:port], without a port or
+// IPv6 brackets.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		hostport = h
+	}
+	return strings.Trim(hostport, "[]")
 }
 
 // plainHost accepts a DNS name or an IP address, nothing that could end

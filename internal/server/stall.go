@@ -17,7 +17,11 @@ func WriteDeadline(next http.Handler, d time.Duration) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(&deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: d}, r)
+		dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: d}
+		if r.ProtoMajor == 2 {
+			dw.meter, dw.stall = meterOf(r.Context()), min(streamStallTimeout, d)
+		}
+		next.ServeHTTP(dw, r)
 	})
 }
 
@@ -25,9 +29,22 @@ type deadlineWriter struct {
 	http.ResponseWriter
 	rc *http.ResponseController
 	d  time.Duration
+	// meter is an HTTP/2 stream's connection socket: a write that waits
+	// stall on the client's window resets the stream (h2hold.go).
+	meter *connMeter
+	stall time.Duration
 }
 
 func (w *deadlineWriter) arm() { _ = w.rc.SetWriteDeadline(time.Now().Add(w.d)) }
+
+// watch bounds the wait of one write on an HTTP/2 client's window; the
+// stream is reset as its passed write deadline resets it.
+func (w *deadlineWriter) watch() (stop func()) {
+	if w.meter == nil {
+		return func() {}
+	}
+	return watchStall(w.meter, w.stall, func() { _ = w.rc.SetWriteDeadline(time.Now().Add(-time.Second)) })
+}
 
 func (w *deadlineWriter) WriteHeader(status int) {
 	w.arm()
@@ -36,6 +53,7 @@ func (w *deadlineWriter) WriteHeader(status int) {
 
 func (w *deadlineWriter) Write(p []byte) (int, error) {
 	w.arm()
+	defer w.watch()()
 	return w.ResponseWriter.Write(p)
 }
 
@@ -43,6 +61,7 @@ func (w *deadlineWriter) Flush() { _ = w.FlushError() }
 
 func (w *deadlineWriter) FlushError() error {
 	w.arm()
+	defer w.watch()()
 	return w.rc.Flush()
 }
 

@@ -33,11 +33,29 @@ func ServeTLSFunc(s *http.Server, l net.Listener, cert func(*tls.ClientHelloInfo
 		GetCertificate: cert,
 		NextProtos:     []string{"h2", "http/1.1"},
 		MinVersion:     tls.VersionTLS12,
+		CipherSuites:   intermediateSuites,
 	}
 	// With "h2" in its TLSConfig, net/http configures its HTTP/2 server
 	// for the *tls.Conn connections the listener returns.
 	s.TLSConfig = cfg.Clone()
 	return s.Serve(newTLSListener(l, cfg, s))
+}
+
+// intermediateSuites are the TLS 1.2 suites of Mozilla's "intermediate"
+// profile (https://wiki.mozilla.org/Security/Server_Side_TLS, "Intermediate
+// compatibility"): ECDHE with AES-GCM or ChaCha20-Poly1305, forward secret
+// and AEAD only, which also keeps every suite off HTTP/2's list of
+// prohibited ones (RFC 9113 Appendix A). The profile's DHE suites are left
+// out because Go implements none. Go's defaults add the CBC suites with
+// SHA-1 MACs. TLS 1.3 suites are not configurable in Go and are served as
+// Go serves them, which is what the profile asks for TLS 1.3.
+var intermediateSuites = []uint16{
+	tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
 }
 
 // tlsListener accepts TCP connections, completes their TLS handshakes
@@ -106,7 +124,8 @@ func (l *tlsListener) acceptLoop() {
 
 func (l *tlsListener) handshake(c net.Conn) {
 	defer l.wg.Done()
-	tc := tls.Server(c, l.config)
+	// The socket is metered for the HTTP/2 stall bound (h2hold.go).
+	tc := tls.Server(newMeteredConn(c), l.config)
 	ctx, cancel := context.WithTimeout(l.ctx, l.timeout)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {

@@ -33,7 +33,7 @@ type tlsFront struct {
 	roots  *x509.CertPool
 }
 
-func newTLSFront(t *testing.T, origin string) *tlsFront {
+func newTLSFront(t *testing.T, origin string, mutate ...func(*config.Config)) *tlsFront {
 	t.Helper()
 	f, _, err := devcert.Write(t.TempDir(), time.Now())
 	if err != nil {
@@ -53,6 +53,9 @@ func newTLSFront(t *testing.T, origin string) *tlsFront {
 	cfg := config.Defaults()
 	cfg.Publisher.Domain = "www.pub.example"
 	cfg.Publisher.OriginURL = origin
+	for _, m := range mutate {
+		m(cfg)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +282,7 @@ func TestCurlHTTP2(t *testing.T) {
 // out of Location, and refuses HTTP/2 with prior knowledge (505).
 func TestRedirectToHTTPS(t *testing.T) {
 	checkLeaks(t)
-	srv := httptest.NewServer(RedirectToHTTPS("8443", "www.pub.example:8080"))
+	srv := httptest.NewServer(RedirectToHTTPS("8443", func() string { return "www.pub.example:8080" }))
 	defer srv.Close()
 	for _, tt := range []struct {
 		method, host, path, want string
@@ -306,7 +309,7 @@ func TestRedirectToHTTPS(t *testing.T) {
 	if status != http.StatusHTTPVersionNotSupported || !closed {
 		t.Errorf("h2 preface on the redirect listener: %d (closed %v), want 505 and a close", status, closed)
 	}
-	std := httptest.NewServer(RedirectToHTTPS("443", "www.pub.example"))
+	std := httptest.NewServer(RedirectToHTTPS("443", func() string { return "www.pub.example" }))
 	defer std.Close()
 	for host, want := range map[string]string{"www.pub.example:8080": "https://www.pub.example/x", "[::1]:80": "https://[::1]/x"} {
 		req, _ := http.NewRequest(http.MethodGet, std.URL+"/x", nil)

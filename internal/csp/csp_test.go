@@ -1,0 +1,140 @@
+package csp
+
+import (
+	"strings"
+	"testing"
+)
+
+const all = PendingBundle | PendingInline
+
+// TestPolicyRules: what each policy form makes of the injections and the
+// rewrite, the header's text after it included (CSP3, "does a source list
+// allow all inline behavior for type", "get the effective directive for
+// inline checks").
+func TestPolicyRules(t *testing.T) {
+	L := " '" + LoaderHash + "'"
+	for _, c := range []struct {
+		name    string
+		header  string
+		want    string // the header after; "" for unchanged
+		nonce   string
+		keep    Keep
+		loader  bool
+		inline  bool // InlineBlocked
+		bundle  bool // BundleBlocked
+		pending Pending
+	}{
+		{name: "nonce", header: "script-src 'self' 'nonce-abc='", nonce: "abc="},
+		{name: "nonce with strict-dynamic", header: "script-src 'strict-dynamic' 'nonce-abc'", nonce: "abc"},
+		{name: "hash only", header: "script-src 'self' 'sha256-AAAA'", want: "script-src 'self' 'sha256-AAAA'" + L, keep: KeepScripts, loader: true},
+		{name: "hash in script-src-elem", header: "script-src 'self'; script-src-elem 'self' 'sha384-AAAA' ; img-src *",
+			want: "script-src 'self'; script-src-elem 'self' 'sha384-AAAA'" + L + " ; img-src *", keep: KeepScripts, loader: true},
+		{name: "default-src keeps governing styles", header: "default-src 'self' 'sha256-AAAA'",
+			want: "default-src 'self' 'sha256-AAAA'; script-src 'self' 'sha256-AAAA'" + L, keep: KeepScripts | KeepStyles, loader: true},
+		{name: "no inline at all", header: "script-src 'self'", want: "script-src 'self'" + L, loader: true},
+		{name: "unsafe-inline", header: "script-src 'self' 'unsafe-inline'"},
+		{name: "unsafe-inline ignored beside a hash", header: "script-src 'unsafe-inline' 'sha256-AAAA'",
+			want: "script-src 'unsafe-inline' 'sha256-AAAA'" + L, keep: KeepScripts, loader: true, bundle: true},
+		{name: "none", header: "script-src 'none'", inline: true, bundle: true},
+		{name: "strict-dynamic hash", header: "script-src 'strict-dynamic' 'sha256-AAAA'",
+			want: "script-src 'strict-dynamic' 'sha256-AAAA'" + L, keep: KeepScripts, loader: true, bundle: true},
+		{name: "handlers by hash", header: "script-src 'unsafe-inline'; script-src-attr 'unsafe-hashes' 'sha256-AAAA'", keep: KeepHandlers, bundle: true},
+		{name: "handler hash without unsafe-hashes", header: "script-src 'unsafe-inline'; script-src-attr 'sha256-AAAA'", bundle: true},
+		{name: "style hash", header: "style-src 'sha256-AAAA'", keep: KeepStyles},
+		{name: "two policies, one nonce", header: "script-src 'nonce-n1', script-src 'self'",
+			want: "script-src 'nonce-n1', script-src 'self'" + L, nonce: "n1", loader: true},
+		{name: "not governing scripts", header: "img-src 'self'; frame-ancestors 'none'"},
+		{name: "first directive counts", header: "script-src 'unsafe-inline'; script-src 'sha256-AAAA'", bundle: true},
+		{name: "nothing pending", header: "script-src 'self' 'sha256-AAAA'", keep: KeepScripts, pending: PendingBundle},
+		{name: "bad nonce is no nonce", header: "script-src 'nonce-a\"b'", want: "script-src 'nonce-a\"b'" + L, loader: true, bundle: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := c.pending
+			if p == 0 {
+				p = all
+			}
+			var pg Page
+			vals := []string{c.header}
+			changed := pg.ReadHeader(vals, p)
+			want := c.want
+			if want == "" {
+				want = c.header
+			}
+			if vals[0] != want || changed != (want != c.header) {
+				t.Errorf("header %q (changed %v), want %q", vals[0], changed, want)
+			}
+			if pg.Nonce != c.nonce || pg.Keep != c.keep || pg.Loader != c.loader || pg.InlineBlocked != c.inline || pg.BundleBlocked != c.bundle {
+				t.Errorf("got %+v", pg)
+			}
+		})
+	}
+}
+
+// TestMetaPolicyIsOnePolicy: a <meta> policy's commas do not split it
+// (HTML §4.2.5.3 parses it as one serialized policy, so "'sha256-AAAA',"
+// is no hash), and an empty one is none.
+func TestMetaPolicyIsOnePolicy(t *testing.T) {
+	var pg Page
+	if out := pg.ReadMeta("", all); out != "" || pg.On() {
+		t.Errorf("an empty content was read as a policy: %+v", pg)
+	}
+	out := pg.ReadMeta("script-src 'self' 'sha256-AAAA', script-src 'nonce-x'", all)
+	if strings.Contains(out, LoaderHash) || pg.Nonce != "x" || pg.Loader || pg.Keep != 0 {
+		t.Errorf("got %q, %+v", out, pg)
+	}
+}
+
+// FuzzReadPolicy: any header value is read without a panic; the loader's
+// hash is added at most once per policy, only as a whole source expression,
+// and a policy given it reads unchanged the second time.
+func FuzzReadPolicy(f *testing.F) {
+	for _, s := range []string{
+		"script-src 'self' 'sha256-AAAA'", "default-src 'self'", "default-src 'self';",
+		"script-src 'nonce-abc'", "script-src 'none'", "script-src-elem 'self'; script-src 'unsafe-inline'",
+		"script-src 'self', default-src 'self' 'sha384-x'", " ; ;script-src\t'self'\n", "SCRIPT-SRC 'SELF' 'SHA256-a'",
+		"script-src 'self' '" + LoaderHash + "'", "script-src 'self' 'SHA256-" + LoaderHash[len("sha256-"):] + "'",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		var pg Page
+		vals := []string{h}
+		changed := pg.ReadHeader(vals, PendingBundle|PendingInline)
+		if !changed {
+			if vals[0] != h {
+				t.Fatalf("unchanged, but %q became %q", h, vals[0])
+			}
+			return
+		}
+		added := strings.Count(vals[0], LoaderHash) - strings.Count(h, LoaderHash)
+		if added < 1 || added > strings.Count(h, ",")+1 || !pg.Loader {
+			t.Fatalf("%q became %q (%+v)", h, vals[0], pg)
+		}
+		again := []string{vals[0]}
+		var pg2 Page
+		if pg2.ReadHeader(again, PendingBundle|PendingInline) {
+			t.Fatalf("%q was given the loader twice: %q", h, again[0])
+		}
+	})
+}
+
+// TestLoaderHashPresentIsNotAddedAgain: a policy that names the loader's
+// hash already (any case of its algorithm) is left as it is, and the
+// loader form is still used; a digest in another case is another digest.
+func TestLoaderHashPresentIsNotAddedAgain(t *testing.T) {
+	digest := LoaderHash[len("sha256-"):]
+	for _, c := range []struct {
+		policy string
+		change bool
+	}{
+		{"script-src 'self' '" + LoaderHash + "'", false},
+		{"script-src 'self' 'SHA256-" + digest + "'", false},
+		{"script-src 'self' 'sha256-" + strings.ToLower(digest) + "'", digest != strings.ToLower(digest)},
+	} {
+		var pg Page
+		vals := []string{c.policy}
+		if pg.ReadHeader(vals, all) != c.change || !pg.Loader {
+			t.Errorf("%q: became %q (%+v)", c.policy, vals[0], pg)
+		}
+	}
+}

@@ -1,0 +1,4 @@
+export const prerender = false;
+export function load() {
+	return { rendered: 'per request' };
+}
