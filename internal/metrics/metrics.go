@@ -11,6 +11,7 @@
 //   - coding and origin_coding: Coding (the codings ssatd knows, identity,
 //     other);
 //   - the auction's outcome: the auction.Outcome constants;
+//   - the rewrite's reason and cap: rewrite.Stats.BidsLeftOut and Cap;
 //   - the auction's own collector (auction.Stats): endpoint, the configured
 //     endpoint names; outcome and reason, its constants; seat, a short plain
 //     token, at most 32 per endpoint, then other.
@@ -73,6 +74,8 @@ type Set struct {
 	auction        *prometheus.HistogramVec
 	bundleHits     prometheus.Counter
 	noOriginHost   prometheus.Counter
+	bidsLeftOut    *prometheus.CounterVec
+	pastCap        *prometheus.CounterVec
 	cspPages       *prometheus.CounterVec
 }
 
@@ -143,6 +146,14 @@ func New() *Set {
 		Namespace: namespace, Name: "pages_without_origin_host_total",
 		Help: "Rewritten HTML pages in which no URL named the origin host of publisher.origin_url. Many of them suggest that the pages name the origin by another host, so no link is rewritten.",
 	})
+	s.bidsLeftOut = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "bids_not_injected_total",
+		Help: "Pages that got the ad slots and no bids script, by reason: the page ends inside raw text (raw_text), a CDATA section (cdata) or MathML (mathml), where the script would be text or would not run, or it went past one of the rewriter's caps (oversize_tag, foreign_depth) at a place where it would not run.",
+	}, []string{"reason"})
+	s.pastCap = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "pages_past_rewrite_cap_total",
+		Help: "Pages the rewriter stopped following at a tag past one of its caps and copied from there on as they came, nothing rewritten: a tag over the token limit (oversize_tag), SVG or MathML nested deeper than 256 elements (foreign_depth).",
+	}, []string{"cap"})
 	s.cspPages = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "csp_pages_total",
 		Help: "Rewritten HTML pages under a Content Security Policy, by what ssatd did for it (docs/behaviour.md, \"Content Security Policy\"): nonce (the injected scripts carried the page's nonce), loader_hash (a policy was given the loader script's hash), kept (inline content a policy allows by hash was left byte for byte), inline_blocked and bundle_blocked (a policy blocks an injected script and ssatd could not allow it).",
@@ -152,7 +163,7 @@ func New() *Set {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		s.requests, s.duration, s.ttfb, s.inFlight, s.failures, s.guestCPU, s.budgetExceeded,
 		s.originBytes, s.deliveredBytes, s.edgeResponses, s.edgeIn, s.edgeOut, s.auction, s.bundleHits,
-		s.noOriginHost, s.cspPages,
+		s.noOriginHost, s.bidsLeftOut, s.pastCap, s.cspPages,
 	)
 	return s
 }
@@ -242,6 +253,14 @@ func (s *Set) BundleHit() { s.bundleHits.Inc() }
 // PageWithoutOriginHost counts a rewritten page in which no URL named the
 // origin host.
 func (s *Set) PageWithoutOriginHost() { s.noOriginHost.Inc() }
+
+// BidsNotInjected counts a page that got the ad slots and no bids script;
+// reason is one of rewrite.Stats.BidsLeftOut's values.
+func (s *Set) BidsNotInjected(reason string) { s.bidsLeftOut.WithLabelValues(reason).Inc() }
+
+// PagePastCap counts a page the rewriter stopped following at one of its
+// caps; cap is one of rewrite.Stats.Cap's values.
+func (s *Set) PagePastCap(cap string) { s.pastCap.WithLabelValues(cap).Inc() }
 
 // CSPRules are the values of csp_pages_total's rule label, a closed set.
 var CSPRules = []string{"nonce", "loader_hash", "kept", "inline_blocked", "bundle_blocked"}

@@ -364,4 +364,56 @@ func TestBidsScriptNotInjectedIntoUnterminatedTextarea(t *testing.T) {
 	if n := e.logs.FilterMessageSnippet("bids script not injected: the page ends inside <textarea>").Len(); n != 1 {
 		t.Fatalf("%d log lines say the bids script was left out, want 1", n)
 	}
+	if n := e.guest.Metrics().Sum("ssatd_bids_not_injected_total", map[string]string{"reason": "raw_text"}); n != 1 {
+		t.Fatalf("ssatd_bids_not_injected_total{reason=raw_text} = %v, want 1", n)
+	}
+}
+
+// Regression (issue 30): past the rewriter's foreign stack (<svg> and 255
+// nested <g>) the bids script went into the string of the page's own
+// script in a <foreignObject>. It goes before the tag the rewriter cannot
+// follow, the rest of the page is copied as is, and the log and metrics
+// say so; in MathML, where a script there would not run, it is left out.
+func TestDeepSVGBidsNotInsidePageScriptThroughProxy(t *testing.T) {
+	const pageScript = `<foreignObject><script>var s = "</body>";</script></foreignObject>`
+	for _, tt := range []struct {
+		name, deep string
+		bids       bool
+	}{
+		{"svg", "<svg>" + strings.Repeat("<g>", 255), true},
+		{"math", "<math>" + strings.Repeat("<mrow>", 255) + "<mi>", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var link string
+			e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				w.Write([]byte("<html><head></head><body>" + tt.deep + pageScript + link + "</body></html>"))
+			}))
+			link = `<a href="http://` + e.host + `/x">x</a>`
+			_, body := e.mustGet(t, "/", navigate)
+			const bidsMark = "window.tsjs=window.tsjs||{};var b="
+			i := bytes.Index(body, []byte(bidsMark))
+			if tt.bids != (i >= 0) || bytes.Count(body, []byte(bidsMark)) > 1 {
+				t.Fatalf("bids script at %d, want one: %v\n%.300s", i, tt.bids, body)
+			}
+			if want := []byte("</script>" + pageScript + link + "</body></html>"); tt.bids && !bytes.HasSuffix(body, want) {
+				t.Fatalf("the page after the bids is not the origin's, as it came:\n%.400s", body[i:])
+			}
+			if !bytes.HasSuffix(body, []byte(pageScript+link+"</body></html>")) {
+				t.Fatalf("the page from the cap on was changed:\n%.300s", body[max(0, len(body)-300):])
+			}
+			e.accessLine(t, 1)
+			if n := e.logs.FilterMessageSnippet("page copied as is from a tag the rewriter cannot follow").Len(); n != 1 {
+				t.Errorf("%d log lines say the page was copied past the cap, want 1", n)
+			}
+			if n := e.guest.Metrics().Sum("ssatd_pages_past_rewrite_cap_total", map[string]string{"cap": "foreign_depth"}); n != 1 {
+				t.Errorf("ssatd_pages_past_rewrite_cap_total{cap=foreign_depth} = %v, want 1", n)
+			}
+			left := e.guest.Metrics().Sum("ssatd_bids_not_injected_total", map[string]string{"reason": "foreign_depth"})
+			logged := e.logs.FilterMessageSnippet("bids script not injected: the last place the rewriter could follow is inside <math>").Len()
+			if want := map[bool]int{true: 0, false: 1}[tt.bids]; left != float64(want) || logged != want {
+				t.Errorf("bids left out: metric %v, %d log lines; want %d", left, logged, want)
+			}
+		})
+	}
 }

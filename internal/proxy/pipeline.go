@@ -363,9 +363,20 @@ func (p *pipeline) run() {
 // notePage logs what a page's rewrite left out, and counts a page that
 // never named the origin.
 func (p *pipeline) notePage(st rewrite.Stats) {
-	if st.BodyEndSkipped != "" {
-		p.g.log.Info("bids script not injected: the page ends inside <"+st.BodyEndSkipped+">",
-			pathField(p.req.URL))
+	if c := st.Cap(); c != "" {
+		// docs/behaviour.md, "SSAT injection": past a cap the scanner no
+		// longer knows where it is in the page.
+		p.g.metrics.PagePastCap(c)
+		p.g.log.Info("page copied as is from a tag the rewriter cannot follow, nothing rewritten after it",
+			pathField(p.req.URL), zap.String("cap", c))
+	}
+	if why := st.BidsLeftOut(); why != "" {
+		p.g.metrics.BidsNotInjected(why)
+		msg := "bids script not injected: the page ends inside <" + st.BodyEndSkipped + ">"
+		if st.Cap() != "" {
+			msg = "bids script not injected: the last place the rewriter could follow is inside <" + st.BodyEndSkipped + ">"
+		}
+		p.g.log.Info(msg, pathField(p.req.URL), zap.String("reason", why))
 	}
 	if !st.HeadFound {
 		p.g.log.Info("no <head> start tag: nothing injected", pathField(p.req.URL))
@@ -525,7 +536,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // usually means its links name the origin by another host (localhost:8000
 // against an origin_url of http://127.0.0.1:8000).
 func (g *Guest) noteOriginHost(r *http.Request, st rewrite.Stats) {
-	if st.URLsRewritten > 0 || st.InlineRewritten > 0 || st.Oversize {
+	if st.URLsRewritten > 0 || st.InlineRewritten > 0 || st.Cap() != "" {
 		return
 	}
 	g.metrics.PageWithoutOriginHost()

@@ -34,9 +34,16 @@ const (
 	fHTML                    // an HTML element open inside an integration point
 )
 
-// maxForeignDepth bounds the stack: elements nested deeper are not
-// tracked, so memory stays bounded whatever the page.
-const maxForeignDepth = 256
+// maxForeignDepth and maxForeignNames bound the stack, in elements and in
+// bytes of their names, so that memory stays bounded whatever the page. A
+// start tag that would take it past either is one the scanner cannot
+// follow: where the elements after it are, and so whether a "</body>" or
+// a "<script>" after it is a tag, is unknown, and the rest of the page is
+// copied as it is (rewriter.lose). 256 elements of 64-letter names fit.
+const (
+	maxForeignDepth = 256
+	maxForeignNames = 16 << 10
+)
 
 // felem is one open element: its kind, whether it is in the MathML
 // namespace, and its lower-case name, s.fnames[off:off+n].
@@ -57,7 +64,8 @@ func (s *scanner) inForeign() bool {
 func (s *scanner) foreignName(e felem) []byte { return s.fnames[e.off : e.off+e.n] }
 
 func (s *scanner) pushForeign(kind uint8, math bool, name []byte) {
-	if len(s.foreign) == maxForeignDepth {
+	if len(s.foreign) >= s.fdepth || len(s.fnames)+len(name) > maxForeignNames {
+		s.deep = true
 		return
 	}
 	s.foreign = append(s.foreign, felem{kind: kind, math: math, off: int32(len(s.fnames)), n: int32(len(name))})
@@ -83,6 +91,20 @@ func lowerTagName(raw, dst []byte) []byte {
 		dst = append(dst, c)
 	}
 	return dst
+}
+
+// foreignTag is foreignStartTag, and stops following the page (lose) at a
+// start tag nested deeper than the stack holds: this tag and the rest go
+// out as they came. The bids' place there is taken before the tag, and so
+// before a breakout pops the MathML it leaves.
+func (rw *rewriter) foreignTag(raw []byte, a atom.Atom) bool {
+	here := rw.openRawText()
+	foreign := rw.foreignStartTag(raw, a)
+	if rw.deep {
+		rw.stats.DepthExceeded = true
+		rw.lose(rw.tokStart, here)
+	}
+	return foreign
 }
 
 // foreignStartTag follows a start tag while foreign content may be open (a

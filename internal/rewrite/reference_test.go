@@ -91,12 +91,23 @@ func (ref *refRewriter) run(src io.Reader) error {
 
 // end finishes the page at the Tokenizer's error token.
 func (ref *refRewriter) end(z *html.Tokenizer, src io.Reader, rawOpen string) error {
+	err := z.Err()
+	if errors.Is(err, html.ErrBufferExceeded) && !ref.bodyEndDone && ref.err == nil {
+		// A token larger than MaxTokenBytes: the bids go before it, the
+		// last place known (docs/behaviour.md, "SSAT injection"), unless
+		// that is inside raw text.
+		ref.bodyEndDone = true
+		if rawOpen != "" {
+			ref.stats.BodyEndSkipped = rawOpen
+		} else {
+			ref.bodyEnd()
+		}
+	}
 	// A tag cut off by the end of the input is the error token's raw
 	// bytes; it is still page content.
 	ref.write(z.Raw())
-	err := z.Err()
 	if errors.Is(err, html.ErrBufferExceeded) {
-		// A token larger than MaxTokenBytes: the rest is copied as is.
+		// The rest is copied as is.
 		ref.stats.Oversize = true
 		ref.write(z.Buffered())
 		_, err = io.Copy(writerFunc(func(p []byte) (int, error) {
@@ -111,7 +122,7 @@ func (ref *refRewriter) end(z *html.Tokenizer, src io.Reader, rawOpen string) er
 		return err
 	}
 	if !ref.bodyEndDone && ref.err == nil {
-		if rawOpen != "" && !ref.stats.Oversize {
+		if rawOpen != "" {
 			// docs/behaviour.md, "SSAT injection": bids after the end of a
 			// page that ends in raw text would be that element's text.
 			ref.stats.BodyEndSkipped = rawOpen

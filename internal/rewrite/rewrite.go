@@ -92,7 +92,9 @@ type Options struct {
 	HeadPrepend []byte
 
 	// BodyEnd, when set, is called once: at the first </body> end tag, or at
-	// the end of the page when it has none, and only if HeadPrepend was
+	// the end of the page when it has none, or just before the tag past
+	// which the scanner stops following the page (Stats.Oversize,
+	// Stats.DepthExceeded) when it comes first, and only if HeadPrepend was
 	// written (the bids belong with the ad slots). Its result is written just before
 	// that tag (or at the end). It may block (the auction hold of
 	// docs/behaviour.md, "SSAT injection"); BeforeWait is called first so
@@ -104,7 +106,8 @@ type Options struct {
 	// MaxTokenBytes bounds the memory held for a single tag (a huge
 	// attribute, an unterminated tag). From the first tag that does not end
 	// within this many bytes on, the rest of the page is copied through
-	// unchanged, and BodyEnd runs at its end. Text, comments and the content
+	// unchanged, and BodyEnd, if not called yet, runs just before that tag.
+	// Text, comments and the content
 	// of raw-text elements are never held, whatever their size, but for
 	// Next.js's Flight data, which it bounds too (flight.go). 0 means
 	// DefaultMaxTokenBytes.
@@ -131,7 +134,7 @@ const DefaultMaxTokenBytes = 2 << 20
 // Stats describe what one rewrite did.
 type Stats struct {
 	HeadFound     bool // a <head> start tag was found and HeadPrepend written
-	Oversize      bool // a tag exceeded MaxTokenBytes; the rest was copied as is
+	Oversize      bool // a tag exceeded MaxTokenBytes; from it on the page was copied as is
 	BodyEndFound  bool // a </body> end tag was found
 	URLsRewritten int  // attribute values changed
 	// InlineRewritten counts origin references replaced in text, comments
@@ -153,8 +156,55 @@ type Stats struct {
 	// BodyEndSkipped names the element (textarea, plaintext, script, ...)
 	// whose raw text or RCDATA the page ended in, without </body>: BodyEnd
 	// was not called, because its result would have been that element's
-	// text, shown or run as part of it.
+	// text, shown or run as part of it. "![CDATA[" is a CDATA section and
+	// "math" MathML, where a script never runs. After Oversize or
+	// DepthExceeded it names where the scanner stopped following the page,
+	// the only place left for the bids.
 	BodyEndSkipped string
+
+	// DepthExceeded: SVG or MathML nested deeper than the scanner follows
+	// (256 elements, or 16 KiB of their names); as after Oversize, the page
+	// from that tag on was copied as is, and the bids script, if not
+	// written yet, went just before the tag.
+	DepthExceeded bool
+}
+
+// The caps past which the scanner stops following a page (Stats.Cap): a
+// closed set, used as a metric label.
+const (
+	CapOversizeTag  = "oversize_tag"  // Stats.Oversize
+	CapForeignDepth = "foreign_depth" // Stats.DepthExceeded
+)
+
+// Cap names the cap the page went past, or "" when the scanner followed
+// it to its end.
+func (st Stats) Cap() string {
+	switch {
+	case st.Oversize:
+		return CapOversizeTag
+	case st.DepthExceeded:
+		return CapForeignDepth
+	}
+	return ""
+}
+
+// BidsLeftOut says why BodyEnd was not called for a page that got the head
+// injection, as a closed set (a metric label): the page ends inside raw
+// text or RCDATA ("raw_text"), a CDATA section ("cdata") or MathML
+// ("mathml"), or it went past a cap (Cap) where a script would not run;
+// "" when the bids were not left out for any of these.
+func (st Stats) BidsLeftOut() string {
+	switch {
+	case st.BodyEndSkipped == "" || !st.HeadFound:
+		return ""
+	case st.Cap() != "":
+		return st.Cap()
+	case st.BodyEndSkipped == "math":
+		return "mathml"
+	case st.BodyEndSkipped == "![CDATA[":
+		return "cdata"
+	}
+	return "raw_text"
 }
 
 // ErrWrite marks errors of the destination, as opposed to the source.

@@ -30,14 +30,18 @@ type scanner struct {
 	maxTok  int
 	quirks  bool // repeat the x/net/html Tokenizer's departures (tests)
 	// foreign is the stack of open SVG and MathML elements (foreign.go);
-	// fnames holds their names and fscratch a tag's name.
+	// fnames holds their names and fscratch a tag's name. deep: a start
+	// tag did not fit on it; fdepth is its bound, maxForeignDepth but in
+	// tests.
 	foreign          []felem
 	fnames, fscratch []byte
+	deep             bool
+	fdepth           int
 }
 
 func (s *scanner) reset(maxTok int, quirks bool) {
 	*s = scanner{buf: s.buf[:cap(s.buf)], maxTok: maxTok, quirks: quirks,
-		foreign: s.foreign[:0], fnames: s.fnames[:0], fscratch: s.fscratch[:0]}
+		foreign: s.foreign[:0], fnames: s.fnames[:0], fscratch: s.fscratch[:0], fdepth: maxForeignDepth}
 }
 
 // run rewrites the whole page from src.
@@ -71,7 +75,7 @@ func (rw *rewriter) run(src io.Reader) error {
 		// The end of the input: what is still undecided is text.
 		rw.scan()
 		if rw.mode == inTag && rw.n-rw.tokStart >= rw.maxTok {
-			rw.stats.Oversize = true
+			rw.oversize()
 		}
 		rw.endInline(rw.n)
 		rw.flush(rw.n)
@@ -100,6 +104,7 @@ func (rw *rewriter) run(src io.Reader) error {
 // openRawText names the element whose raw text or RCDATA the scanner is
 // in (script, plaintext, textarea, ...), "![CDATA[" in a CDATA section,
 // "math" in MathML, where a script does not run, or "" when it is in none.
+// While a tag is held, it is where that tag starts.
 func (s *scanner) openRawText() string {
 	switch s.mode {
 	case inRawText:
@@ -108,10 +113,11 @@ func (s *scanner) openRawText() string {
 		return "script"
 	case inPlaintext:
 		return "plaintext"
-	case inTag:
-		return s.closing
 	case inCDATA:
 		return "![CDATA["
+	}
+	if s.mode == inTag && s.closing != "" {
+		return s.closing
 	}
 	if s.bidsBlockedByForeign() {
 		return "math"
@@ -165,11 +171,33 @@ func (rw *rewriter) compact(hold int) {
 	}
 }
 
-// oversize gives up on rewriting: the rest of the page is copied as is.
+// oversize gives up at the held tag, which did not end within maxTok
+// bytes: where it ends, and so what follows it, is unknown.
 func (rw *rewriter) oversize() {
 	rw.stats.Oversize = true
-	rw.mode = inCopy
-	rw.pos = rw.n
+	rw.lose(rw.tokStart, rw.openRawText())
+}
+
+// lose stops following the page at the tag that starts at at, past one of
+// the scanner's caps (oversize, a foreign stack too deep): what the page is
+// after that tag (text, a script, an attribute value) is unknown, so from
+// there on it is copied as it is, with nothing rewritten and nothing
+// injected. The bids script, if it is still to come, goes at at, the last
+// place the scanner knows, when a script written there runs as one, and is
+// left out (Stats.BodyEndSkipped) when it would not, inside the element
+// named (openRawText at at): rather than at a "</body>" or at an end whose
+// place in the page it cannot tell.
+func (rw *rewriter) lose(at int, inside string) {
+	if !rw.bodyEndDone && rw.err == nil {
+		rw.bodyEndDone = true
+		if inside != "" {
+			rw.stats.BodyEndSkipped = inside
+		} else {
+			rw.flush(at)
+			rw.bodyEnd()
+		}
+	}
+	rw.mode, rw.pos = inCopy, rw.n
 }
 
 // scan advances through buf[pos:n] until it needs more input.

@@ -91,13 +91,13 @@ func (rw *rewriter) scanTag() bool {
 // sees the mode the tag switched to).
 func (rw *rewriter) tagDone(end int) {
 	s := &rw.scanner
-	closing := s.closing
-	s.pos, s.mode, s.closing = end, inText, ""
-	raw := s.buf[s.tokStart:end]
-	if len(raw) > s.maxTok {
+	if end-s.tokStart > s.maxTok {
 		rw.oversize() // as if it had arrived in pieces: the output must not depend on reads
 		return
 	}
+	closing := s.closing
+	s.pos, s.mode, s.closing = end, inText, ""
+	raw := s.buf[s.tokStart:end]
 	if s.endTag {
 		rw.endTagDone(raw, closing)
 	} else {
@@ -109,6 +109,11 @@ func (rw *rewriter) tagDone(end int) {
 // startTagDone acts on a complete start tag, raw, which ends at end.
 func (rw *rewriter) startTagDone(raw []byte, end int) {
 	s := &rw.scanner
+	a := lookupName(raw[1:])
+	foreign := (len(s.foreign) > 0 || a == atom.Svg || a == atom.Math) && !s.quirks && rw.foreignTag(raw, a)
+	if s.deep {
+		return // this tag and the rest go out as they came (foreignTag)
+	}
 	if s.urlValue >= 0 {
 		rw.checkURLValue(s.urlValue, end)
 	}
@@ -125,7 +130,6 @@ func (rw *rewriter) startTagDone(raw []byte, end int) {
 			by = byName
 		}
 	}
-	a := lookupName(raw[1:])
 	if a == atom.Meta && rw.cspOn && rw.cspMetaDone(raw, end) {
 		s.urlAttr = false // written with the loader's hash (injectcsp.go)
 	}
@@ -136,7 +140,7 @@ func (rw *rewriter) startTagDone(raw []byte, end int) {
 			s.done = end
 		}
 	}
-	if (len(s.foreign) > 0 || a == atom.Svg || a == atom.Math) && !s.quirks && rw.foreignStartTag(raw, a) {
+	if foreign {
 		return // an SVG or MathML element: never raw text
 	}
 	switch a {

@@ -3,6 +3,7 @@ package rewrite
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -41,6 +42,14 @@ var treeSeeds = []string{
 	`<head></head><body><math></body></math>`, `<head></head><body><math><mi></body>`,
 	`<head></head><body><svg><![CDATA[ ]] ]]]><a href="//origin.pub.example/"></svg></body>`,
 	`<head></head><svg><![CDATA[ unterminated`, `<head></head><svg><style>`,
+	// Issue 30: past the foreign stack's cap the scanner follows nothing.
+	`<head></head><body><svg>` + strings.Repeat(`<g>`, maxForeignDepth-1) + `<foreignObject><script>var s = "</body>";</script></foreignObject></svg><a href="//origin.pub.example/"></body>`,
+	`<head></head><body><svg>` + strings.Repeat(`<g>`, maxForeignDepth-2) + `<foreignObject><script>var s = "</body>";</script></foreignObject></svg><a href="//origin.pub.example/"></body>`,
+	`<head></head><body><svg>` + strings.Repeat(`<g>`, maxForeignDepth) + `<foreignObject><style></svg><a href="//origin.pub.example/"></style></body>`,
+	`<head></head><body><math>` + strings.Repeat(`<mrow>`, maxForeignDepth-1) + `<mi><script>var s = "</body>";</script></math></body>`,
+	`<head></head><body><svg><foreignObject>` + strings.Repeat(`<div>`, maxForeignDepth-2) + `<p><script>"</body>"</script></body>`,
+	`<head></head><body><svg><desc>` + strings.Repeat(`<svg>`, maxForeignDepth) + `<title><textarea></body>`,
+	`<head></head><body><svg><g><g><g><foreignObject><script>"</body>"</script>`,
 }
 
 // FuzzTreeDifferential rewrites arbitrary input and compares what it did
@@ -50,16 +59,42 @@ func FuzzTreeDifferential(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		treeCheck(t, in, false)
-		treeCheck(t, in, true)
+		for _, c := range treeConfigs {
+			treeCheck(t, in, c)
+		}
 	})
 }
 
 func TestTreeDifferentialSeeds(t *testing.T) {
 	for _, s := range append(append([]string{}, treeSeeds...), treeInlineSeeds...) {
-		treeCheck(t, []byte(s), false)
-		treeCheck(t, []byte(s), true)
+		for _, c := range treeConfigs {
+			treeCheck(t, []byte(s), c)
+		}
 	}
+}
+
+// treeConfig is a rewrite treeCheck runs: with the inline rules or not,
+// and with the scanner's caps lowered (the foreign stack's depth,
+// MaxTokenBytes), so that short inputs reach them.
+type treeConfig struct {
+	inline        bool
+	depth, maxTok int
+}
+
+var treeConfigs = []treeConfig{{}, {inline: true}, {depth: 3, maxTok: 48}}
+
+// rewriteTree is Rewrite under c.
+func rewriteTree(dst io.Writer, src io.Reader, o *Options, c treeConfig) (Stats, error) {
+	o.Inline, o.MaxTokenBytes = c.inline, c.maxTok
+	rw := pool.Get().(*rewriter)
+	rw.reset(dst, o, false)
+	if c.depth > 0 {
+		rw.fdepth = c.depth
+	}
+	err := rw.run(src)
+	st := rw.stats
+	rw.release()
+	return st, err
 }
 
 // treeInlineSeeds name the origin where only the inline rules look.
@@ -81,23 +116,36 @@ var treeInlineSeeds = []string{
 //   - the bids script is a script element that runs (HTML or SVG) holding
 //     exactly the script's text, except at the very end of a page that
 //     ends inside a comment or an unfinished tag, where it is lost; and it
-//     is left out only where, appended at the end, it would not be one.
+//     is left out only where, appended at the end, it would not be one, or
+//     past a cap, where the scanner cannot tell;
+//   - past a cap (Stats.Oversize, Stats.DepthExceeded), the bids script
+//     written there is followed by the rest of the input as it is.
 //
 // With inline, the text, comments and other attribute values may differ
 // too, but only where the inline rules (refInline) change them: both sides
 // rewritten by those rules are the same (the tree holds decoded text,
 // where the rules apply to the page's raw bytes, so the output's own text
 // is not compared with the rules' result directly).
-func treeCheck(t *testing.T, in []byte, inline bool) {
+func treeCheck(t *testing.T, in []byte, c treeConfig) {
 	t.Helper()
 	var out bytes.Buffer
-	st, err := Rewrite(&out, bytes.NewReader(in), &Options{
+	st, err := rewriteTree(&out, bytes.NewReader(in), &Options{
 		OriginHost: treeOrigin, RequestHost: treeRequest, RequestScheme: "https",
 		HeadPrepend: []byte{}, BodyEnd: func() []byte { return []byte(treeBids) },
-		Inline: inline,
-	})
+	}, c)
 	if err != nil {
 		t.Fatal(err)
+	}
+	inline := c.inline
+	if st.Oversize || st.DepthExceeded {
+		// The bids either went at a </body> before the cap, or at the cap,
+		// where the input follows them unchanged.
+		if i := bytes.Index(out.Bytes(), []byte(treeBids)); i >= 0 {
+			rest := out.Bytes()[i+len(treeBids):]
+			if !bytes.HasSuffix(in, rest) && !bytes.HasPrefix(bytes.ToLower(rest), []byte("</body")) {
+				t.Fatalf("past a cap the input is not copied as it is after the bids\n in: %q\nout: %q", in, out.Bytes())
+			}
+		}
 	}
 	inDoc, outDoc := mustParse(t, in), mustParse(t, out.Bytes())
 	if closesForeignFromOutside(in, inDoc) {
@@ -123,7 +171,7 @@ func treeCheck(t *testing.T, in []byte, inline bool) {
 	if err := sameTree(inDoc, outDoc, allow); err != nil {
 		t.Fatalf("the output's tree differs from the input's: %v\n in: %q\nout: %q", err, in, out.Bytes())
 	}
-	if st.Oversize {
+	if st.Oversize || st.DepthExceeded {
 		return
 	}
 	for n := range outDoc.Descendants() {
@@ -219,6 +267,8 @@ func checkBidsPlacement(t *testing.T, in, out []byte, outDoc *html.Node, st Stat
 			running, elsewhere, in, out)
 	case st.HeadFound && st.BodyEndSkipped == "":
 		t.Fatalf("the bids script is missing, and not reported skipped\n in: %q\nout: %q", in, out)
+	case st.BodyEndSkipped != "" && (st.Oversize || st.DepthExceeded):
+		// Left out at the cap: the end of the page is no place known.
 	case st.BodyEndSkipped != "":
 		appended := mustParse(t, append(append([]byte{}, out...), treeBids...))
 		if running, elsewhere := findBids(appended); running == 1 && elsewhere == "" {
