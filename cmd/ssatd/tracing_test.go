@@ -420,3 +420,42 @@ origin_url = "http://127.0.0.1:9"
 		})
 	}
 }
+
+// TestTracingHeadersProblemsNeverEchoTheSecret: an OTEL_EXPORTER_OTLP_HEADERS
+// (or _TRACES_HEADERS) pair the exporter cannot read was accepted, and
+// the exporter dropped it, so the collector got no key, and printed the
+// pair or its value to stderr itself ("input"="api-keySECRET",
+// "value"="SECRET%zz"). Each is refused by config check and serve,
+// naming the variable and the pair's place, never the secret; a good
+// value, with a trailing comma, is taken.
+func TestTracingHeadersProblemsNeverEchoTheSecret(t *testing.T) {
+	conf := writeConfig(t, `
+[server]
+listen = "127.0.0.1:0"
+admin_listen = "127.0.0.1:0"
+[publisher]
+domain = "www.pub.example"
+origin_url = "http://127.0.0.1:9"
+[tracing]
+endpoint = "http://127.0.0.1:4318"
+`)
+	for _, tc := range []struct{ name, env string }{
+		{"no equals sign", "OTEL_EXPORTER_OTLP_HEADERS=api-keySECRET"},
+		{"bad escape", "OTEL_EXPORTER_OTLP_HEADERS=x-tenant=a,api-key=SECRET%zz"},
+		{"name not a token", "OTEL_EXPORTER_OTLP_TRACES_HEADERS=api key=SECRET"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key, _, _ := strings.Cut(tc.env, "=")
+			for _, args := range [][]string{{"config", "check", "-config", conf}, {"serve", "-config", conf}} {
+				got := invoke(t, args, []string{tc.env})
+				if got.code != 1 || !strings.Contains(got.stderr, key) || strings.Contains(got.stderr+got.stdout, "SECRET") {
+					t.Errorf("%s: exit %d\n%s%s\nwant 1, naming %s, without the secret", args[0], got.code, got.stdout, got.stderr, key)
+				}
+			}
+		})
+	}
+	got := invoke(t, []string{"config", "check", "-config", conf}, []string{"OTEL_EXPORTER_OTLP_HEADERS=api-key=S%2C1, x-tenant = a ,"})
+	if got.code != 0 {
+		t.Errorf("a good headers variable: exit %d\n%s", got.code, got.stderr)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"net/url"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // TracingConfig is [tracing]: OpenTelemetry traces sent over OTLP/HTTP.
@@ -98,6 +100,45 @@ func otelEndpointProblems(environ []string) []error {
 		}
 		if msg := endpointProblem(value); msg != "" {
 			problems = append(problems, fmt.Errorf("%s: %s", name, msg))
+		}
+	}
+	return problems
+}
+
+// otelHeaderProblems refuses an OTEL_EXPORTER_OTLP_HEADERS or
+// OTEL_EXPORTER_OTLP_TRACES_HEADERS (where docs/deployment.md sends a
+// collector's key) that the exporter would not send as written. It reads
+// them as otlptracehttp's envconfig.stringToHeader does (v1.47.0:
+// comma-separated name=value, the name an HTTP token once trimmed, the
+// value percent-decoded), which drops a pair it cannot read and prints the
+// pair or its value, the secret itself, to stderr. Here the pair is
+// named by its place only; an empty one (a trailing comma) loses nothing.
+func otelHeaderProblems(environ []string) []error {
+	var problems []error
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		if name != "OTEL_EXPORTER_OTLP_HEADERS" && name != "OTEL_EXPORTER_OTLP_TRACES_HEADERS" || value == "" {
+			continue
+		}
+		pairs := strings.Split(value, ",")
+		for i, pair := range pairs {
+			if strings.TrimSpace(pair) == "" {
+				continue
+			}
+			var why string
+			k, v, found := strings.Cut(pair, "=")
+			_, err := url.PathUnescape(v)
+			switch {
+			case !found:
+				why = "is not name=value"
+			case !httpguts.ValidHeaderFieldName(strings.TrimSpace(k)):
+				why = "has a name that is not an HTTP token (RFC 9110 §5.6.2)"
+			case err != nil:
+				why = "has a value that does not percent-decode (write % as %25)"
+			default:
+				continue
+			}
+			problems = append(problems, fmt.Errorf("%s: header %d of %d %s; the exporter would drop it (the value is not repeated: it may hold a secret)", name, i+1, len(pairs), why))
 		}
 	}
 	return problems
