@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"io"
 	"log"
 	"strings"
 
@@ -20,9 +21,7 @@ func ErrorLog(l *zap.Logger) *log.Logger {
 }
 
 // fitWriter passes each line on made fit by Text.
-type fitWriter struct {
-	w interface{ Write([]byte) (int, error) }
-}
+type fitWriter struct{ w io.Writer }
 
 func (f fitWriter) Write(p []byte) (int, error) {
 	if _, err := f.w.Write([]byte(Text(strings.TrimSuffix(string(p), "\n")))); err != nil {
