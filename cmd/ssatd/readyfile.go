@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 
@@ -62,9 +63,27 @@ func (ls *listeners) closeBound() {
 type readyInfo struct {
 	Client    string `json:"client"`     // host:port
 	Admin     string `json:"admin"`      // host:port
-	ClientURL string `json:"client_url"` // https://host:port with server.tls_cert_file, else http://
+	ClientURL string `json:"client_url"` // https://host:port with server.tls_cert_file, else http://; loopback for a wildcard listener (dialable)
 	AdminURL  string `json:"admin_url"`  // always http://: the admin listener has no TLS
 	PID       int    `json:"pid"`
+}
+
+// dialable is a's host:port as a client on this machine reaches it: a
+// listener on every address (listen = ":8443", "0.0.0.0:0", "[::]:0";
+// Go reports a dual-stack one as [::]) is named by the loopback address
+// of its family. "https://[::]:8443" matched no name of a certificate
+// (ssatd dev-cert's are localhost, 127.0.0.1 and ::1), so curl refused
+// it, and browsers do not navigate to an unspecified address.
+func dialable(a net.Addr) string {
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil || !ap.Addr().IsUnspecified() {
+		return a.String()
+	}
+	loop := netip.IPv6Loopback()
+	if ap.Addr().Is4() {
+		loop = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	}
+	return netip.AddrPortFrom(loop, ap.Port()).String()
 }
 
 // writeReadyFile writes the file under a temporary name and renames it, so
@@ -79,7 +98,7 @@ func (d *daemon) writeReadyFile(ls *listeners) error {
 	}
 	info := readyInfo{
 		Client: ls.client.Addr().String(), Admin: ls.admin.Addr().String(),
-		ClientURL: scheme + ls.client.Addr().String(), AdminURL: "http://" + ls.admin.Addr().String(),
+		ClientURL: scheme + dialable(ls.client.Addr()), AdminURL: "http://" + dialable(ls.admin.Addr()),
 		PID: os.Getpid(),
 	}
 	data, err := json.MarshalIndent(info, "", "  ")

@@ -200,3 +200,74 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// addrListener is a net.Listener that only reports an address: what
+// writeReadyFile reads of a listener.
+type addrListener struct {
+	net.Listener
+	addr net.Addr
+}
+
+func (l addrListener) Addr() net.Addr { return l.addr }
+
+// TestReadyFileNamesALoopbackURLForAWildcardListener: with listen =
+// ":8443" (every address, which Go reports as [::]) and a dev-cert
+// certificate, client_url was "https://[::]:8443", which names no host
+// of the certificate (curl --cacert refused it: "no alternative
+// certificate subject name matches target host name '::'") and which
+// browsers do not open. A wildcard listener is named by the loopback
+// address of its family, which the certificate names; the client and
+// admin fields keep the address as bound.
+func TestReadyFileNamesALoopbackURLForAWildcardListener(t *testing.T) {
+	dir := t.TempDir()
+	pair, _, err := devcert.Write(dir, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := tls.LoadX509KeyPair(pair.Cert, pair.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(leaf.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ bound, client, admin string }{
+		{"[::]:8443", "https://[::1]:8443", "http://[::1]:8443"},
+		{"0.0.0.0:8443", "https://127.0.0.1:8443", "http://127.0.0.1:8443"},
+		{"127.0.0.1:8443", "https://127.0.0.1:8443", "http://127.0.0.1:8443"},
+		{"[::1]:8443", "https://[::1]:8443", "http://[::1]:8443"},
+		{"192.0.2.7:8443", "https://192.0.2.7:8443", "http://192.0.2.7:8443"},
+	} {
+		t.Run(tc.bound, func(t *testing.T) {
+			addr, err := net.ResolveTCPAddr("tcp", tc.bound)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := &config.Config{}
+			cfg.Server.TLSCertificate = &leaf
+			d := &daemon{cfg: cfg, log: zap.NewNop(), readyFile: filepath.Join(t.TempDir(), "ready.json")}
+			l := addrListener{addr: addr}
+			if err := d.writeReadyFile(&listeners{client: l, admin: l}); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(d.readyFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var info readyInfo
+			if err := json.Unmarshal(data, &info); err != nil {
+				t.Fatalf("%v in %s", err, data)
+			}
+			if info.ClientURL != tc.client || info.AdminURL != tc.admin || info.Client != addr.String() || info.Admin != addr.String() {
+				t.Errorf("ready file %s: want client_url %s, admin_url %s, client and admin %s", data, tc.client, tc.admin, addr)
+			}
+			host, _, _ := net.SplitHostPort(strings.TrimPrefix(info.ClientURL, "https://"))
+			if ip := net.ParseIP(host); ip.IsLoopback() {
+				if err := cert.VerifyHostname(host); err != nil {
+					t.Errorf("client_url %s: the dev-cert certificate does not name it: %v", info.ClientURL, err)
+				}
+			}
+		})
+	}
+}

@@ -24,6 +24,7 @@ import (
 	assemble "github.com/ssatd/ssatd/internal/daemon"
 	"github.com/ssatd/ssatd/internal/metrics"
 	"github.com/ssatd/ssatd/internal/server"
+	"github.com/ssatd/ssatd/internal/telemetry"
 )
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
@@ -154,7 +155,7 @@ func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
 		defer d.handlers.Done()
 		d.ServeHTTP(w, r)
 	})
-	d.client = server.New(cfg, counted, zap.NewStdLog(log.Named("http")))
+	d.client = server.New(cfg, counted, telemetry.ErrorLog(log.Named("http")))
 	d.admin = assemble.NewAdmin(d.metrics, d.readiness, log)
 	if cfg.Server.HTTPRedirectListen != "" {
 		d.redirect = &http.Server{
@@ -162,7 +163,7 @@ func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
 			ReadTimeout:       cfg.Server.ReadTimeout.Duration,
 			IdleTimeout:       cfg.Server.IdleTimeout.Duration,
 			MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
-			ErrorLog:          zap.NewStdLog(log.Named("redirect")),
+			ErrorLog:          telemetry.ErrorLog(log.Named("redirect")),
 		}
 	}
 	return d, nil

@@ -373,3 +373,89 @@ origin_url = "http://127.0.0.1:9"
 		t.Errorf("a plain endpoint variable: exit %d\n%s", got.code, got.stderr)
 	}
 }
+
+// TestTracingEndpointProblemsNeverEchoTheSecret: an endpoint that does
+// not parse or has no http(s) scheme was refused with the value quoted
+// whole (`parse "http://u:SECRET@…/%zz"`, `got "collector:4318/v1/traces?api_key=SECRET"`),
+// and an OTEL_EXPORTER_OTLP_* endpoint with credentials, or one that does
+// not parse, was accepted: the exporter dropped the credentials, or
+// printed the value to stderr itself and sent to https://localhost:4318.
+// Each is refused by config check and serve, naming the key, never
+// repeating the secret.
+func TestTracingEndpointProblemsNeverEchoTheSecret(t *testing.T) {
+	const conf = `
+[server]
+listen = "127.0.0.1:0"
+admin_listen = "127.0.0.1:0"
+[publisher]
+domain = "www.pub.example"
+origin_url = "http://127.0.0.1:9"
+`
+	for _, tc := range []struct {
+		name, key, value string
+		headers          bool // the message names OTEL_EXPORTER_OTLP_HEADERS
+	}{
+		{"endpoint not parsed", "tracing.endpoint", "http://u:SECRET@127.0.0.1:4318/%zz", false},
+		{"endpoint without scheme", "tracing.endpoint", "127.0.0.1:4318/v1/traces?api_key=SECRET", false},
+		{"endpoint bad port", "tracing.endpoint", "http://collector:SECRET/v1/traces", false},
+		{"variable with credentials", "OTEL_EXPORTER_OTLP_ENDPOINT", "http://u:SECRET@127.0.0.1:4318", true},
+		{"traces variable with credentials", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://u:SECRET@127.0.0.1:4318/v1/traces", true},
+		{"variable not parsed", "OTEL_EXPORTER_OTLP_ENDPOINT", "http://u:SECRET@127.0.0.1:4318/%zz", false},
+		{"variable without scheme", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "127.0.0.1:4318/v1/traces?api_key=SECRET", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text, environ := conf, []string{tc.key + "=" + tc.value}
+			if tc.key == "tracing.endpoint" {
+				text += fmt.Sprintf("[tracing]\nendpoint = %q\n", tc.value)
+				environ = nil
+			}
+			path := writeConfig(t, text)
+			for _, args := range [][]string{{"config", "check", "-config", path}, {"serve", "-config", path}} {
+				got := invoke(t, args, environ)
+				if got.code != 1 || !strings.Contains(got.stderr, tc.key) || strings.Contains(got.stderr+got.stdout, "SECRET") ||
+					tc.headers && !strings.Contains(got.stderr, "OTEL_EXPORTER_OTLP_HEADERS") {
+					t.Errorf("%s: exit %d\n%s%s\nwant 1, naming %s (and OTEL_EXPORTER_OTLP_HEADERS: %v), without the secret", args[0], got.code, got.stdout, got.stderr, tc.key, tc.headers)
+				}
+			}
+		})
+	}
+}
+
+// TestTracingHeadersProblemsNeverEchoTheSecret: an OTEL_EXPORTER_OTLP_HEADERS
+// (or _TRACES_HEADERS) pair the exporter cannot read was accepted, and
+// the exporter dropped it, so the collector got no key, and printed the
+// pair or its value to stderr itself ("input"="api-keySECRET",
+// "value"="SECRET%zz"). Each is refused by config check and serve,
+// naming the variable and the pair's place, never the secret; a good
+// value, with a trailing comma, is taken.
+func TestTracingHeadersProblemsNeverEchoTheSecret(t *testing.T) {
+	conf := writeConfig(t, `
+[server]
+listen = "127.0.0.1:0"
+admin_listen = "127.0.0.1:0"
+[publisher]
+domain = "www.pub.example"
+origin_url = "http://127.0.0.1:9"
+[tracing]
+endpoint = "http://127.0.0.1:4318"
+`)
+	for _, tc := range []struct{ name, env string }{
+		{"no equals sign", "OTEL_EXPORTER_OTLP_HEADERS=api-keySECRET"},
+		{"bad escape", "OTEL_EXPORTER_OTLP_HEADERS=x-tenant=a,api-key=SECRET%zz"},
+		{"name not a token", "OTEL_EXPORTER_OTLP_TRACES_HEADERS=api key=SECRET"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key, _, _ := strings.Cut(tc.env, "=")
+			for _, args := range [][]string{{"config", "check", "-config", conf}, {"serve", "-config", conf}} {
+				got := invoke(t, args, []string{tc.env})
+				if got.code != 1 || !strings.Contains(got.stderr, key) || strings.Contains(got.stderr+got.stdout, "SECRET") {
+					t.Errorf("%s: exit %d\n%s%s\nwant 1, naming %s, without the secret", args[0], got.code, got.stdout, got.stderr, key)
+				}
+			}
+		})
+	}
+	got := invoke(t, []string{"config", "check", "-config", conf}, []string{"OTEL_EXPORTER_OTLP_HEADERS=api-key=S%2C1, x-tenant = a ,"})
+	if got.code != 0 {
+		t.Errorf("a good headers variable: exit %d\n%s", got.code, got.stderr)
+	}
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ssatd/ssatd/internal/openrtb"
 	"github.com/ssatd/ssatd/internal/ssat"
+	"github.com/ssatd/ssatd/internal/telemetry"
 )
 
 // DefaultMaxBody caps an endpoint's answer. A bid response for a handful of
@@ -266,7 +267,9 @@ func (p *OpenRTB) call(ctx context.Context, i int, req Request) ([]candidate, st
 		fields = append(fields, zap.Int("status", res.status))
 	}
 	if res.err != nil {
-		fields = append(fields, zap.Error(res.err))
+		// Bounded: encoding/json's error quotes a number of any length
+		// from the endpoint's answer (telemetry.Text).
+		fields = append(fields, zap.String("error", telemetry.Text(res.err.Error())))
 	}
 	switch res.outcome {
 	case EndpointError, EndpointTimeout:

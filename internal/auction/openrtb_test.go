@@ -10,11 +10,13 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ssatd/ssatd/internal/openrtb"
 	"github.com/ssatd/ssatd/internal/ssat"
+	"github.com/ssatd/ssatd/internal/telemetry"
 	"go.uber.org/zap"
 )
 
@@ -273,5 +275,27 @@ func TestConnectionsPooled(t *testing.T) {
 	}
 	if n, _ := e.openConns(); n != 1 {
 		t.Errorf("%d connections for 5 sequential auctions, want 1 kept alive", n)
+	}
+}
+
+// TestBidderNumberDoesNotFillTheLogLine: encoding/json's error quotes a
+// number of any length, so a bid endpoint answering with a 500 KB width
+// put 500 KB of its bytes into the "answered badly" line. The line's
+// error is bounded by telemetry.Text and still names the number.
+func TestBidderNumberDoesNotFillTheLogLine(t *testing.T) {
+	verifyNoLeaks(t)
+	bad := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"id":"r","seatbid":[{"seat":"s","bid":[{"id":"x","impid":"side","price":1,"adm":"a","w":3`+
+			strings.Repeat("0", 500<<10)+`}]}]}`)
+	})
+	f := newFixture(t, OpenRTBOptions{Endpoints: []Endpoint{{Name: "bad", Timeout: 5 * time.Second}}}, bad)
+	f.run(t, 8*time.Second)
+	lines := f.logs.FilterField(zap.String("endpoint", "bad")).All()
+	if len(lines) != 1 {
+		t.Fatalf("%d log lines for the bad endpoint, want 1", len(lines))
+	}
+	msg, _ := lines[0].ContextMap()["error"].(string)
+	if len(msg) > telemetry.MaxTextBytes+len("…") || !strings.Contains(msg, "cannot unmarshal number 3000") {
+		t.Errorf("error of %d bytes (at most %d): %.120q", len(msg), telemetry.MaxTextBytes, msg)
 	}
 }

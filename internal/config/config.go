@@ -443,6 +443,7 @@ func Load(path string, environ []string) (*Config, error) {
 	problems = append(problems, d.problems...)
 	problems = append(problems, unknownEnvVars(environ)...)
 	problems = append(problems, otelEndpointProblems(environ)...)
+	problems = append(problems, otelHeaderProblems(environ)...)
 	if err := c.Validate(); err != nil {
 		var v *Errors
 		if !errors.As(err, &v) {

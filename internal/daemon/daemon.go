@@ -21,6 +21,7 @@ import (
 	"github.com/ssatd/ssatd/internal/metrics"
 	"github.com/ssatd/ssatd/internal/proxy"
 	"github.com/ssatd/ssatd/internal/server"
+	"github.com/ssatd/ssatd/internal/telemetry"
 )
 
 // ErrNotReady is the Ready error of a daemon that is starting or
@@ -62,7 +63,7 @@ func Assemble(cfg *config.Config, log *zap.Logger, o Options) (*Parts, error) {
 	}
 	return &Parts{
 		Guest:  g,
-		Client: server.New(cfg, handler, zap.NewStdLog(log.Named("http"))),
+		Client: server.New(cfg, handler, telemetry.ErrorLog(log.Named("http"))),
 		Admin:  NewAdmin(g.Metrics(), o.Ready, log),
 	}, nil
 }
@@ -121,7 +122,7 @@ func newAdminServer(h http.Handler, log *zap.Logger, l limits) *http.Server {
 		WriteTimeout:      l.write,
 		IdleTimeout:       l.idle,
 		MaxHeaderBytes:    l.maxHeaderBytes,
-		ErrorLog:          zap.NewStdLog(log.Named("admin")),
+		ErrorLog:          telemetry.ErrorLog(log.Named("admin")),
 	}
 }
 

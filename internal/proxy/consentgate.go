@@ -30,7 +30,7 @@ func (g *Guest) decideConsent(x *exchange, r *http.Request) privacy.Decision {
 	d := g.consent.Decide(r, country, region)
 	if len(d.Problems) > 0 {
 		g.log.Warn("consent strings did not decode; counted as no consent",
-			pathField(r.URL), zap.String("jurisdiction", string(d.Jurisdiction)), zap.Error(d.Err()))
+			pathField(r.URL), zap.String("jurisdiction", string(d.Jurisdiction)), errorField(d.Err()))
 	}
 	return d
 }

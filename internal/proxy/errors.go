@@ -184,7 +184,7 @@ func (g *Guest) answerError(w http.ResponseWriter, r *http.Request, x *exchange,
 		// to send a response to.
 		return
 	}
-	fields := []zap.Field{zap.Stringer("reason", f.reason), pathField(r.URL), zap.Error(err)}
+	fields := []zap.Field{zap.Stringer("reason", f.reason), pathField(r.URL), errorField(err)}
 	var ge *guestError
 	if errors.As(err, &ge) {
 		fields = append(fields, ge.log...)

@@ -47,6 +47,7 @@ import (
 	"github.com/ssatd/ssatd/internal/metrics"
 	"github.com/ssatd/ssatd/internal/rewrite"
 	"github.com/ssatd/ssatd/internal/ssat"
+	"github.com/ssatd/ssatd/internal/telemetry"
 )
 
 // Options are the parts of a Guest that are not configuration.
@@ -224,7 +225,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		// bodies are forwarded as they arrive, never held whole.
 		FlushInterval: -1,
 		BufferPool:    &copyBuffers{},
-		ErrorLog:      zap.NewStdLog(g.log.Named("reverseproxy")),
+		ErrorLog:      telemetry.ErrorLog(g.log.Named("reverseproxy")),
 	}
 	return g, nil
 }

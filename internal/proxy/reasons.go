@@ -34,6 +34,7 @@ const (
 	// Requests refused before any origin request (ServeHTTP's refusals).
 	reasonConnectRefused
 	reasonBadTarget
+	reasonBadMethod
 	reasonRequestTE
 	reasonLoop
 	// Fastly's limits under compute.limits = "fastly" (computelimits.go).
@@ -74,6 +75,7 @@ var reasonNames = [reasonCount]string{
 	reasonClientGone:         "client_gone",
 	reasonConnectRefused:     "connect_refused",
 	reasonBadTarget:          "bad_request_target",
+	reasonBadMethod:          "bad_method",
 	reasonRequestTE:          "request_transfer_encoding",
 	reasonLoop:               "loop_detected",
 	reasonURLTooLong:         "compute_url_too_long",

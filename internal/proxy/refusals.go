@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"net/http"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // refusal is a request the guest answers itself, before any origin
@@ -55,6 +57,17 @@ var refusals = []refusal{
 		status:  http.StatusBadRequest, reason: reasonBadTarget, outcome: outcomeOK,
 		header: [2]string{"Cache-Control", "no-store"},
 		msg:    "400 Bad Request: the request-target holds a space or a control character",
+	},
+	{
+		// A method is a token (RFC 9110 §9.1). Go's HTTP/1 server refuses
+		// any other with 400 itself, but its HTTP/2 server lets a :method
+		// such as "G\xffT" through, and the origin transport then refused
+		// to send it ("net/http: invalid method"): a 502 for the client's
+		// own malformed request.
+		refuses: func(_ *Guest, r *http.Request) bool { return !httpguts.ValidHeaderFieldName(r.Method) },
+		status:  http.StatusBadRequest, reason: reasonBadMethod, outcome: outcomeOK,
+		header: [2]string{"Cache-Control", "no-store"},
+		msg:    "400 Bad Request: the method is not a token",
 	},
 	{
 		// A request body delimited by Transfer-Encoding is refused (RFC

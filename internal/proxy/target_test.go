@@ -83,6 +83,12 @@ func (o *lineOrigin) take() []string {
 // the server reset the stream or the connection instead.
 func h2Status(t *testing.T, addr, path string) string {
 	t.Helper()
+	return h2MethodStatus(t, addr, "GET", path)
+}
+
+// h2MethodStatus is h2Status with the :method given.
+func h2MethodStatus(t *testing.T, addr, method, path string) string {
+	t.Helper()
 	c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +107,7 @@ func h2Status(t *testing.T, addr, path string) string {
 	}
 	var hb bytes.Buffer
 	enc := hpack.NewEncoder(&hb)
-	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", testDomain}, {":path", path}} {
+	for _, f := range [][2]string{{":method", method}, {":scheme", "https"}, {":authority", testDomain}, {":path", path}} {
 		enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
 	}
 	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hb.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
@@ -304,5 +310,53 @@ func TestClientTargetReachesOriginAsSent(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestHTTP2MethodNotATokenIsNotA5xx: Go's HTTP/2 server lets a :method
+// that is not a token through (its HTTP/1 server answers 400 itself), and
+// the origin transport refused to send it, so "G\xffT" was a 502
+// (origin_unreachable) for the client's own malformed request. It is a
+// 400 (bad_method) before the origin is asked; a long token method still
+// reaches the origin.
+func TestHTTP2MethodNotATokenIsNotA5xx(t *testing.T) {
+	verifyNoLeaks(t)
+	origin := newLineOrigin(t)
+	cfg := testConfig(t, "http://"+origin.l.Addr().String())
+	g, err := New(cfg, Options{Logger: zap.NewNop(), Bundle: []byte("bundle")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	h, err := server.ClientHandler(cfg, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewUnstartedServer(h)
+	front.EnableHTTP2 = true
+	front.StartTLS()
+	t.Cleanup(front.Close)
+	long := strings.Repeat("M", 2000)
+	for _, tc := range []struct{ name, method, status, line string }{
+		{"byte above 0x7f", "G\xffT", "400", ""},
+		{"space", "GE T", "400", ""},
+		{"slash", "GET/", "400", ""},
+		{"long token", long, "200", long + " /a HTTP/1.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := h2MethodStatus(t, front.Listener.Addr().String(), tc.method, "/a"); got != tc.status {
+				t.Errorf(":method %.20q answered %s, want %s", tc.method, got, tc.status)
+			}
+			var want []string
+			if tc.line != "" {
+				want = []string{tc.line}
+			}
+			if got := origin.take(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf(":method %.20q: the origin got request lines %.60q, want %.60q", tc.method, got, want)
+			}
+		})
+	}
+	if n := g.Metrics().Sum("ssatd_requests_total", map[string]string{"status_class": "5xx"}); n != 0 {
+		t.Errorf("client input caused %v 5xx", n)
 	}
 }

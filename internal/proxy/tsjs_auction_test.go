@@ -12,6 +12,7 @@ import (
 
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/openrtb"
+	"github.com/ssatd/ssatd/internal/telemetry"
 )
 
 // tsjsAdRequest is the body tsjs's requestAds POSTs, byte for byte as
@@ -218,6 +219,41 @@ func TestAuctionRefusesBadClientInput(t *testing.T) {
 // An empty adUnits list is accepted and answered with no bids, as upstream
 // answers it (the Axum and Fastly adapter tests POST {"adUnits":[]}); a
 // unit without a banner is skipped, not refused.
+// TestAuctionBodyNumberDoesNotFillTheAccessLine: encoding/json's error
+// quotes a number of any length, so a /auction body holding one number of
+// 200 KB put 200 KB of the client's bytes into the access line's error.
+// The line's error is bounded by telemetry.Text and still says what was
+// wrong.
+func TestAuctionBodyNumberDoesNotFillTheAccessLine(t *testing.T) {
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the origin was asked for %s %s", r.Method, r.URL.Path)
+	}))
+	huge := "3" + strings.Repeat("0", 200<<10)
+	for i, body := range []string{
+		`{"adUnits":[{"code":"top","mediaTypes":{"banner":{"sizes":[[` + huge + `,250]]}}}]}`,
+		`{"adUnits":[{"code":"top","mediaTypes":{"banner":{"sizes":[[300,-` + huge + `]]}}}]}`,
+	} {
+		req, err := http.NewRequest(http.MethodPost, e.front.URL+"/auction", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = testDomain
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := e.front.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("body %d: %d, want 400", i, resp.StatusCode)
+		}
+		msg, _ := e.accessLine(t, i+1)["error"].(string)
+		if len(msg) > telemetry.MaxTextBytes+len("…") || !strings.Contains(msg, "cannot unmarshal number") || !strings.Contains(msg, "3000") {
+			t.Errorf("body %d: access line error of %d bytes (at most %d): %.120q", i, len(msg), telemetry.MaxTextBytes, msg)
+		}
+	}
+}
+
 func TestAuctionNoBannerUnitsAnswersNoBids(t *testing.T) {
 	e := newEnv(t, http.NotFoundHandler())
 	for _, body := range []string{`{"adUnits":[]}`, `{"adUnits":[{"code":"top","mediaTypes":{},"bids":[]}],"config":{}}`} {
