@@ -43,6 +43,10 @@ type Config struct {
 	Geo                   GeoConfig             `toml:"geo" envPrefix:"GEO_"`
 	Bundle                BundleConfig          `toml:"bundle" envPrefix:"BUNDLE_"`
 	Tracing               TracingConfig         `toml:"tracing" envPrefix:"TRACING_"`
+
+	// Source says which format the file was in, and what of a Trusted
+	// Server file ssatd does not do (tsformat.go).
+	Source Source `toml:"-" env:"-"`
 }
 
 // BundleConfig is the [bundle] section: which client bundle pages load.
@@ -435,7 +439,18 @@ func Load(path string, environ []string) (*Config, error) {
 		if err != nil {
 			return nil, &Errors{List: []error{fmt.Errorf("read config: %w", err)}}
 		}
-		if !d.file(data, c) {
+		format, err := detectFormat(data, lookupEnv(environ, FormatEnv))
+		if err != nil {
+			return nil, &Errors{List: []error{err}}
+		}
+		c.Source.Format = format
+		ok := false
+		if format == FormatTrustedServer {
+			ok = d.trustedServerFile(data, c, environ)
+		} else {
+			ok = d.file(data, c)
+		}
+		if !ok {
 			return nil, &Errors{List: d.problems}
 		}
 	}
