@@ -41,6 +41,11 @@ const envUsage = `environment:
                               SSATD_PUBLISHER_ORIGIN_URL=https://origin.example.com,
                               SSATD_SERVER_TRUSTED_PROXIES=10.0.0.0/8,192.0.2.1
                               (slots, static bids and targeting are set in the file only)
+  SSATD_CONFIG_FORMAT         ssatd or trusted-server, as -config-format
+  TRUSTED_SERVER__<SECTION>__<KEY>
+                              override a key of a Trusted Server file, upstream's
+                              way: nested with __, JSON for arrays and tables, e.g.
+                              TRUSTED_SERVER__CREATIVE_OPPORTUNITIES__SLOT='[{...}]'
   SSATD_LOG_FORMAT            json (default) or console
   SSATD_LOG_LEVEL             debug, info (default), warn, error
 `

@@ -53,7 +53,7 @@ func (d *decoder) tsMap(ts *tsSettings, tree map[string]any, c *Config) []NotEmu
 		if co.AuctionTimeoutMS != nil {
 			a.TimeoutMS = *co.AuctionTimeoutMS
 			d.alias("auction.timeout_ms", "creative_opportunities.auction_timeout_ms")
-			if a.TimeoutMS != ts.Auction.TimeoutMS {
+			if a.Enabled && a.TimeoutMS != ts.Auction.TimeoutMS {
 				notes = append(notes, NotEmulated{"auction.timeout_ms", fmt.Sprintf("POST /auction waits creative_opportunities.auction_timeout_ms (%d ms) too, not %d ms", a.TimeoutMS, ts.Auction.TimeoutMS)})
 			}
 		}

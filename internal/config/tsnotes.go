@@ -10,27 +10,39 @@ import (
 // publisher misses. As ssatd comes to emulate a section, its entry goes.
 // Upstream paths are relative to crates/trusted-server-core/src/.
 
-// tsSectionNotes are the notes for sections, given when the file (or the
-// environment) has the section at all.
-var tsSectionNotes = []NotEmulated{
-	{"handlers", "no Basic authentication is asked on the paths listed (auth.rs)"},
-	{"ec", "no ts-ec cookie is set; /_ts/api/v1/identify and /_ts/api/v1/batch-sync answer as the origin does (ec/)"},
-	{"request_signing", "bid requests are not signed; /.well-known/trusted-server.json is not served (request_signing/)"},
-	{"response_headers", "the headers are not added to responses"},
-	{"rewrite", "exclude_domains is not read: creatives are not rewritten at all"},
-	{"cache", "asset cache rules are not applied; the origin's Cache-Control passes through"},
-	{"proxy", "no first-party proxy (/first-party/*): allowed_domains, certificate_check and asset_routes are not read (proxy.rs)"},
-	{"image_optimizer", "no image optimisation"},
-	{"tinybird", "no auction or access events are sent to Tinybird"},
-	{"tester_cookie", "/_ts/set-tester and /_ts/clear-tester are not served (tester_cookie.rs)"},
+// tsSectionNote is the note for a section, given when the file (or the
+// environment) has the section and, where upstream has a switch for it,
+// turns it on.
+type tsSectionNote struct {
+	NotEmulated
+	on func(*tsSettings) bool // nil: whenever present
+}
+
+var tsSectionNotes = []tsSectionNote{
+	{NotEmulated{"handlers", "no Basic authentication is asked on the paths listed: they reach the origin (auth.rs)"}, nil},
+	{NotEmulated{"ec", "no ts-ec cookie is set; /_ts/api/v1/identify and /_ts/api/v1/batch-sync are not served (ec/)"}, nil},
+	{NotEmulated{"request_signing", "bid requests are not signed; /.well-known/trusted-server.json is not served (request_signing/)"},
+		func(ts *tsSettings) bool { return ts.RequestSigning != nil && ts.RequestSigning.Enabled }},
+	{NotEmulated{"response_headers", "the headers are not added to responses"}, nil},
+	{NotEmulated{"rewrite", "exclude_domains is not read: creatives are not rewritten at all"}, nil},
+	{NotEmulated{"cache", "asset cache rules are not applied; the origin's Cache-Control passes through"},
+		func(ts *tsSettings) bool {
+			return slices.ContainsFunc(ts.Cache.AssetRules, func(r tsAssetRule) bool { return r.Enabled })
+		}},
+	{NotEmulated{"proxy", "no first-party proxy (/first-party/*): allowed_domains, certificate_check and asset_routes are not read (proxy.rs)"}, nil},
+	{NotEmulated{"image_optimizer", "no image optimisation"}, nil},
+	{NotEmulated{"tinybird", "no auction or access events are sent to Tinybird"},
+		func(ts *tsSettings) bool { return ts.Tinybird.Enabled || ts.Tinybird.AccessEnabled }},
+	{NotEmulated{"tester_cookie", "/_ts/set-tester and /_ts/clear-tester are not served (tester_cookie.rs)"},
+		func(ts *tsSettings) bool { return ts.TesterCookie.Enabled }},
 }
 
 // tsNotEmulated lists the notes for what the file sets.
 func tsNotEmulated(ts *tsSettings, tree map[string]any) []NotEmulated {
 	var notes []NotEmulated
 	for _, n := range tsSectionNotes {
-		if _, ok := tree[n.Key]; ok {
-			notes = append(notes, n)
+		if _, ok := tree[n.Key]; ok && (n.on == nil || n.on(ts)) {
+			notes = append(notes, n.NotEmulated)
 		}
 	}
 	pub, _ := tree["publisher"].(map[string]any)

@@ -130,23 +130,25 @@ type tsConsent struct {
 
 // tsCache is [cache] (settings.rs:1874-1985).
 type tsCache struct {
-	AssetRules []struct {
-		ID                          string   `toml:"id"`
-		Enabled                     bool     `toml:"enabled"`
-		Preset                      *string  `toml:"preset"`
-		PathPrefix                  *string  `toml:"path_prefix"`
-		PathGlob                    *string  `toml:"path_glob"`
-		PathGlobs                   []string `toml:"path_globs"`
-		PathRegex                   *string  `toml:"path_regex"`
-		Extensions                  []string `toml:"extensions"`
-		FingerprintStyle            *string  `toml:"fingerprint_style"`
-		Visibility                  string   `toml:"visibility"`
-		BrowserTTLSeconds           *int64   `toml:"browser_ttl_seconds"`
-		EdgeTTLSeconds              *int64   `toml:"edge_ttl_seconds"`
-		StaleWhileRevalidateSeconds *int64   `toml:"stale_while_revalidate_seconds"`
-		StaleIfErrorSeconds         *int64   `toml:"stale_if_error_seconds"`
-		Immutable                   bool     `toml:"immutable"`
-	} `toml:"asset_rules"`
+	AssetRules []tsAssetRule `toml:"asset_rules"`
+}
+
+type tsAssetRule struct {
+	ID                          string   `toml:"id"`
+	Enabled                     bool     `toml:"enabled"`
+	Preset                      *string  `toml:"preset"`
+	PathPrefix                  *string  `toml:"path_prefix"`
+	PathGlob                    *string  `toml:"path_glob"`
+	PathGlobs                   []string `toml:"path_globs"`
+	PathRegex                   *string  `toml:"path_regex"`
+	Extensions                  []string `toml:"extensions"`
+	FingerprintStyle            *string  `toml:"fingerprint_style"`
+	Visibility                  string   `toml:"visibility"`
+	BrowserTTLSeconds           *int64   `toml:"browser_ttl_seconds"`
+	EdgeTTLSeconds              *int64   `toml:"edge_ttl_seconds"`
+	StaleWhileRevalidateSeconds *int64   `toml:"stale_while_revalidate_seconds"`
+	StaleIfErrorSeconds         *int64   `toml:"stale_if_error_seconds"`
+	Immutable                   bool     `toml:"immutable"`
 }
 
 // tsProxy is [proxy] (settings.rs:1569-1590) with its asset routes
