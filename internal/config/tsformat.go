@@ -125,6 +125,7 @@ func (d *decoder) tsRequired(tree map[string]any) {
 		for _, k := range keys {
 			if _, ok := m[k]; !ok {
 				key := joinKey(path, k)
+				d.failed = append(d.failed, key)
 				d.problems = append(d.problems, d.src.locate(key, &problem{key: key, err: fmt.Errorf("is required by Trusted Server")}))
 			}
 		}
