@@ -455,6 +455,12 @@ func (p *OpenRTB) bidRequest(ctx context.Context, ep Endpoint, req Request) *ope
 				imp.Banner.Format = append(imp.Banner.Format, openrtb.Format{W: f[0], H: f[1]})
 			}
 		}
+		if s.FloorPrice != nil {
+			// As upstream: the slot's floor_price in USD
+			// (IABTechLab/trusted-server crates/trusted-server-core/src/
+			// integrations/prebid.rs:1794-1798).
+			imp.BidFloor, imp.BidFloorCur = s.FloorPrice, "USD"
+		}
 		if len(s.Bidders) > 0 {
 			imp.Ext = &openrtb.ImpExt{Prebid: &openrtb.ImpExtPrebid{Bidder: s.Bidders}}
 		}

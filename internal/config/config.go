@@ -245,6 +245,9 @@ type Slot struct {
 	// Bidders are the slot's bidder parameters by bidder name, sent as
 	// imp.ext.prebid.bidder.
 	Bidders map[string]any `toml:"bidders,omitempty"`
+	// FloorPrice is the minimum CPM in USD sent as imp.bidfloor; unset
+	// sends none.
+	FloorPrice *float64 `toml:"floor_price,omitempty"`
 
 	// Patterns holds PagePatterns compiled by Validate.
 	Patterns []*glob.Glob `toml:"-"`

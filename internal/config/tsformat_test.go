@@ -56,6 +56,8 @@ func TestTrustedServerFileWithEverySectionLoads(t *testing.T) {
 		{"bidders not in integrations.prebid.bidders are dropped", keys(top.BidderParams), []string{"appnexus"}},
 		{"bidder params", string(top.BidderParams["appnexus"]), `{"placementId":13144370}`},
 		{"no bidders without providers.prebid", len(rail.Bidders), 0},
+		{"floor_price", *top.FloorPrice, 0.5},
+		{"no floor_price", rail.FloorPrice, (*float64)(nil)},
 	}
 	for _, tt := range tests {
 		if !reflect.DeepEqual(tt.got, tt.want) {
@@ -70,7 +72,7 @@ func TestTrustedServerFileWithEverySectionLoads(t *testing.T) {
 		"image_optimizer", "tinybird", "tester_cookie", "publisher.proxy_secret", "publisher.cookie_domain",
 		"auction.providers[1]", "auction.mediator", "consent", "debug.auction_html_comment",
 		"integrations.prebid", "integrations.aps", "integrations.gpt", "integrations.nextjs",
-		"creative_opportunities.slot[0].floor_price"} {
+	} {
 		if !containsString(noted, want) {
 			t.Errorf("no accepted-not-emulated note for %s; notes: %v", want, noted)
 		}
@@ -170,6 +172,7 @@ func TestTrustedServerFileTyposFailNamingTheKey(t *testing.T) {
 		{"variable typo", tsMinimal, []string{"TRUSTED_SERVER__PUBLISHER__DOMAN=x"}, `TRUSTED_SERVER__PUBLISHER__DOMAN: unknown variable; did you mean TRUSTED_SERVER__PUBLISHER__DOMAIN?`},
 		{"variable of the wrong type", tsMinimal, []string{"TRUSTED_SERVER__AUCTION__ENABLED=yes please"}, `TRUSTED_SERVER__AUCTION__ENABLED: auction.enabled: found the string "yes please", wants true or false`},
 		{"variable past a value", tsMinimal, []string{"TRUSTED_SERVER__PUBLISHER__DOMAIN__X=1"}, `TRUSTED_SERVER__PUBLISHER__DOMAIN__X: unknown variable: publisher.domain holds a single value`},
+		{"negative floor_price", tsMinimal + slot + "formats = [{ width = 1, height = 1 }]\nfloor_price = -0.5\n", nil, `line 14: creative_opportunities.slot[0].floor_price: must be a price of zero or more, got -0.5`},
 		{"ssatd table sets a mapped key", tsMinimal + "\n[ssatd.publisher]\ndomain = \"other.test\"\n", nil, `line 8: ssatd.publisher.domain: is set by the Trusted Server keys (publisher.domain); set it there`},
 	}
 	for _, tt := range tests {

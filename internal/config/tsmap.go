@@ -164,9 +164,7 @@ func (d *decoder) tsSlots(ts *tsSettings, co *tsCreativeOpps, c *Config) []NotEm
 				n.Bidders[name] = params
 			}
 		}
-		if s.FloorPrice != nil {
-			notes = append(notes, NotEmulated{key + ".floor_price", "no imp.bidfloor is sent"})
-		}
+		n.FloorPrice = s.FloorPrice
 		c.CreativeOpportunities.Slots = append(c.CreativeOpportunities.Slots, n)
 		d.alias(key+".bidders", key+".providers.prebid.bidders")
 	}

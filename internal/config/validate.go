@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"net/netip"
 	"net/url"
@@ -364,6 +365,11 @@ func validateSlot(p *problems, key string, s *Slot) {
 		s.Patterns = append(s.Patterns, g)
 	}
 	validateBidders(p, key, s)
+	// As upstream (creative_opportunities.rs:611-620 at IABTechLab/
+	// trusted-server d97bda69): a finite price, zero or more.
+	if f := s.FloorPrice; f != nil && (math.IsNaN(*f) || math.IsInf(*f, 0) || *f < 0) {
+		p.addf(key+".floor_price", "must be a price of zero or more, got %v", *f)
+	}
 	for j, f := range s.Formats {
 		if len(f) != 2 || f[0] <= 0 || f[1] <= 0 {
 			p.addf(fmt.Sprintf("%s.formats[%d]", key, j), "must be [width, height] with both positive, got %v", f)

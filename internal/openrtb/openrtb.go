@@ -31,7 +31,11 @@ type Imp struct {
 	Banner *Banner `json:"banner,omitempty"`
 	TagID  string  `json:"tagid,omitempty"`
 	Secure *int8   `json:"secure,omitempty"` // 1 = the creative must be served over HTTPS
-	Ext    *ImpExt `json:"ext,omitempty"`
+	// BidFloor is the minimum CPM, in BidFloorCur; absent means none,
+	// while 0 is a floor of zero.
+	BidFloor    *float64 `json:"bidfloor,omitempty"`
+	BidFloorCur string   `json:"bidfloorcur,omitempty"`
+	Ext         *ImpExt  `json:"ext,omitempty"`
 }
 
 // Banner lists the accepted sizes (§3.2.6).
