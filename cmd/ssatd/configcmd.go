@@ -93,10 +93,11 @@ func cmdConfigCheck(args []string, stdout, stderr io.Writer, environ []string) i
 	for _, n := range cfg.Source.NotEmulated {
 		fmt.Fprintf(stderr, "accepted, not emulated: %s\n", n)
 	}
+	format := ""
 	if path != "" {
-		fmt.Fprintf(stdout, "# format: %s\n", formatName(cfg.Source.Format))
+		format = " (format: " + formatName(cfg.Source.Format) + ")"
 	}
-	fmt.Fprintf(stdout, "# configuration %s is valid; effective settings (secrets masked):\n", describe(path))
+	fmt.Fprintf(stdout, "# configuration %s is valid%s; effective settings (secrets masked):\n", describe(path), format)
 	if err := cfg.WriteEffective(stdout); err != nil {
 		fmt.Fprintf(stderr, "ssatd config check: %v\n", err)
 		return 1
@@ -107,7 +108,7 @@ func cmdConfigCheck(args []string, stdout, stderr io.Writer, environ []string) i
 // formatName says which format a file was read as.
 func formatName(f config.Format) string {
 	if f == config.FormatTrustedServer {
-		return "trusted-server (upstream Trusted Server settings, mapped onto ssatd's; the [ssatd] table holds ssatd's own settings)"
+		return "trusted-server, mapped onto ssatd's settings"
 	}
-	return "ssatd"
+	return string(config.FormatSSATD)
 }
