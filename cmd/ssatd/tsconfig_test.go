@@ -55,7 +55,7 @@ func TestConfigCheckReadsATrustedServerFile(t *testing.T) {
 		notStderr  []string
 	}{
 		{name: "detected", doc: tsFile, wantCode: 0,
-			wantStdout: []string{"(format: trusted-server, mapped onto ssatd's settings)", "url = 'http://127.0.0.1:8001/openrtb2/auction'", "timeout_ms = 800", "gam_unit_path = '/123/atf'"},
+			wantStdout: []string{"(format: trusted-server, mapped onto ssatd's settings)", "url = 'http://127.0.0.1:8001/openrtb2/auction'", "timeout_ms = 800", "post_auction_timeout_ms = 2000", "gam_unit_path = '/123/atf'"},
 			wantStderr: []string{
 				"accepted, not emulated: [handlers]: no Basic authentication",
 				"accepted, not emulated: [ec]: no ts-ec cookie is set",
@@ -121,7 +121,7 @@ drain_period = "0s"
 			keys = append(keys, k)
 		}
 	}
-	want := []string{"auction.timeout_ms", "handlers", "ec", "publisher.cookie_domain", "publisher.proxy_secret", "auction.rewrite_creatives", "integrations.prebid"}
+	want := []string{"handlers", "ec", "publisher.cookie_domain", "publisher.proxy_secret", "auction.rewrite_creatives", "integrations.prebid"}
 	if !reflect.DeepEqual(keys, want) {
 		t.Errorf("accepted-not-emulated lines for %q, want %q", keys, want)
 	}
@@ -130,8 +130,8 @@ drain_period = "0s"
 	}
 	c := newTestClient(t)
 	_, _, body := get(t, c, "http://"+sc.adminAddr+"/metrics", "")
-	if !strings.Contains(body, "\nssatd_config_not_emulated 7\n") {
-		t.Errorf("/metrics lacks ssatd_config_not_emulated 7")
+	if !strings.Contains(body, "\nssatd_config_not_emulated 6\n") {
+		t.Errorf("/metrics lacks ssatd_config_not_emulated 6")
 	}
 	c.Transport.(*http.Transport).CloseIdleConnections()
 }

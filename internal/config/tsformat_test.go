@@ -41,6 +41,7 @@ func TestTrustedServerFileWithEverySectionLoads(t *testing.T) {
 		{"consent decided as upstream", c.Consent.Policy, "upstream"},
 		{"auction.enabled", c.Auction.Enabled, true},
 		{"page auction waits auction_timeout_ms", c.Auction.TimeoutMS, 450},
+		{"POST /auction waits auction.timeout_ms", c.Auction.PostAuctionTimeoutMS, 1800},
 		{"price_granularity", c.Auction.PriceGranularity, "medium"},
 		{"prebid is Prebid Server over OpenRTB", c.Auction.Provider, AuctionProviderOpenRTB},
 		{"server_url gets /openrtb2/auction", c.Auction.OpenRTB[0].URL, "http://pbs.news.test:8000/openrtb2/auction"},
@@ -135,6 +136,7 @@ formats = [{ width = 300, height = 250 }]
 		// auction_config_types.rs:84-86: 2000 ms, used by the page when
 		// creative_opportunities.auction_timeout_ms is absent.
 		{"auction timeout", c.Auction.TimeoutMS, 2000},
+		{"POST /auction's is the same", c.Auction.PostAuctionTimeoutMS, 0},
 		// price_bucket.rs: dense.
 		{"price granularity", c.Auction.PriceGranularity, "dense"},
 		{"no providers: no auction endpoint", c.Auction.Provider, AuctionProviderNone},

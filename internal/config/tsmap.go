@@ -15,6 +15,7 @@ var tsMappedFrom = map[string]string{
 	"publisher.origin_host_header_override": "publisher.origin_host_header_override",
 	"auction.enabled":                       "auction.enabled",
 	"auction.timeout_ms":                    "creative_opportunities.auction_timeout_ms, auction.timeout_ms",
+	"auction.post_auction_timeout_ms":       "auction.timeout_ms",
 	"auction.provider":                      "auction.providers",
 	"auction.openrtb":                       "auction.providers, [integrations.prebid]",
 	"auction.price_granularity":             "creative_opportunities.price_granularity",
@@ -46,16 +47,15 @@ func (d *decoder) tsMap(ts *tsSettings, tree map[string]any, c *Config) []NotEmu
 	d.alias("auction.timeout_ms", "auction.timeout_ms")
 	notes := d.tsProviders(ts, c)
 	if co := ts.CreativeOpportunities; co != nil {
-		// The page's auction waits auction_timeout_ms, falling back to
-		// auction.timeout_ms (creative_opportunities.rs:225-240), while
-		// POST /auction waits auction.timeout_ms (publisher.rs). ssatd has
-		// one timeout for both: the page's.
+		// The page's auction and /_ts/page-bids wait auction_timeout_ms,
+		// falling back to auction.timeout_ms (publisher.rs:4162-4166,
+		// 6433-6435), while POST /auction waits auction.timeout_ms
+		// (auction/endpoints.rs:295).
 		if co.AuctionTimeoutMS != nil {
 			a.TimeoutMS = *co.AuctionTimeoutMS
+			a.PostAuctionTimeoutMS = ts.Auction.TimeoutMS
+			d.alias("auction.post_auction_timeout_ms", "auction.timeout_ms")
 			d.alias("auction.timeout_ms", "creative_opportunities.auction_timeout_ms")
-			if a.Enabled && a.TimeoutMS != ts.Auction.TimeoutMS {
-				notes = append(notes, NotEmulated{"auction.timeout_ms", fmt.Sprintf("POST /auction waits creative_opportunities.auction_timeout_ms (%d ms) too, not %d ms", a.TimeoutMS, ts.Auction.TimeoutMS)})
-			}
 		}
 		a.PriceGranularity = co.PriceGranularity
 		d.alias("auction.price_granularity", "creative_opportunities.price_granularity")

@@ -321,6 +321,9 @@ func (c *Config) validateAuctionAndSlots(p *problems) {
 	if c.Auction.TimeoutMS <= 0 {
 		p.addf("auction.timeout_ms", "must be a positive number of milliseconds, got %d", c.Auction.TimeoutMS)
 	}
+	if c.Auction.PostAuctionTimeoutMS < 0 {
+		p.addf("auction.post_auction_timeout_ms", "must be zero (auction.timeout_ms) or a positive number of milliseconds, got %d", c.Auction.PostAuctionTimeoutMS)
+	}
 	checkOneOf(p, "auction.provider", c.Auction.Provider, AuctionProviderNone, AuctionProviderStatic, AuctionProviderOpenRTB)
 	c.validateOpenRTB(p)
 
