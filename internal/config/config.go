@@ -182,17 +182,18 @@ const (
 
 // AuctionConfig is the [auction] section.
 type AuctionConfig struct {
-	Enabled   bool `toml:"enabled" env:"ENABLED"`
-	TimeoutMS int  `toml:"timeout_ms" env:"TIMEOUT_MS"`
+	Enabled          bool              `toml:"enabled" env:"ENABLED"`
+	TimeoutMS        int               `toml:"timeout_ms" env:"TIMEOUT_MS"`
+	Provider         string            `toml:"provider" env:"PROVIDER"`
+	PriceGranularity string            `toml:"price_granularity" env:"PRICE_GRANULARITY"`
+	Currency         string            `toml:"currency" env:"CURRENCY"`
+	StaticBids       []StaticBid       `toml:"static_bids" env:"-"`
+	OpenRTB          []OpenRTBEndpoint `toml:"openrtb,omitempty" env:"-"`
+
 	// PostAuctionTimeoutMS is the deadline of the tsjs callback POST
 	// /auction, whose own timeout Trusted Server keeps apart from the
 	// page's (docs/behaviour.md, "tsjs callbacks"); 0 is TimeoutMS.
-	PostAuctionTimeoutMS int               `toml:"post_auction_timeout_ms" env:"POST_AUCTION_TIMEOUT_MS"`
-	Provider             string            `toml:"provider" env:"PROVIDER"`
-	PriceGranularity     string            `toml:"price_granularity" env:"PRICE_GRANULARITY"`
-	Currency             string            `toml:"currency" env:"CURRENCY"`
-	StaticBids           []StaticBid       `toml:"static_bids" env:"-"`
-	OpenRTB              []OpenRTBEndpoint `toml:"openrtb,omitempty" env:"-"`
+	PostAuctionTimeoutMS int `toml:"post_auction_timeout_ms" env:"POST_AUCTION_TIMEOUT_MS"`
 }
 
 // OpenRTBEndpoint is one [[auction.openrtb]] entry: an OpenRTB 2.x endpoint
