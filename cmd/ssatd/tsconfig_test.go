@@ -135,3 +135,34 @@ drain_period = "0s"
 	}
 	c.Transport.(*http.Transport).CloseIdleConnections()
 }
+
+func TestConfigConvertWritesTheNativeFile(t *testing.T) {
+	got := invoke(t, []string{"config", "convert", "-config", writeConfig(t, tsFile)}, nil)
+	if got.code != 0 {
+		t.Fatalf("exit %d\n%s", got.code, got.stderr)
+	}
+	m := effective(t, got.stdout)
+	for key, want := range map[string]any{
+		"publisher.domain":                "news.test",
+		"auction.timeout_ms":              int64(800),
+		"auction.post_auction_timeout_ms": int64(2000),
+		"consent.policy":                  "upstream",
+	} {
+		if v, ok := lookup(m, key); !ok || v != want {
+			t.Errorf("%s = %#v, want %#v\n%s", key, v, want, got.stdout)
+		}
+	}
+	if _, ok := lookup(m, "server"); ok {
+		t.Errorf("defaults written:\n%s", got.stdout)
+	}
+	if !strings.Contains(got.stderr, "dropped (accepted, not emulated): [ec]: no ts-ec cookie is set") {
+		t.Errorf("stderr does not say what was dropped:\n%s", got.stderr)
+	}
+	if strings.Contains(got.stdout+got.stderr, "SECRET") {
+		t.Errorf("a secret is written:\n%s\n%s", got.stdout, got.stderr)
+	}
+	native := invoke(t, []string{"config", "convert", "-config", writeConfig(t, got.stdout)}, nil)
+	if native.code != 1 || !strings.Contains(native.stderr, "is already in ssatd's format") {
+		t.Errorf("converting a native file: exit %d\n%s", native.code, native.stderr)
+	}
+}

@@ -322,3 +322,38 @@ func TestTrustedServerSecretsAreNotShown(t *testing.T) {
 		t.Errorf("a secret of the file is shown:\n%s", out.String())
 	}
 }
+
+// config convert's output is a native file that loads to the same
+// effective configuration as the Trusted Server file it came from.
+func TestNativeTOMLOfATrustedServerFileLoadsTheSame(t *testing.T) {
+	for _, path := range []string{"testdata/ts-every-section.toml", writeFile(t, tsMinimal)} {
+		ts, err := Load(path, []string{"TRUSTED_SERVER__AUCTION__TIMEOUT_MS=300"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		native, err := ts.NativeTOML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Load(writeFile(t, string(native)), nil)
+		if err != nil {
+			t.Fatalf("%s: the converted file does not load: %v\n%s", path, err, native)
+		}
+		if c.Source.Format != FormatSSATD {
+			t.Errorf("%s: converted file read as %q", path, c.Source.Format)
+		}
+		var a, b bytes.Buffer
+		if err := ts.WriteEffective(&a); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WriteEffective(&b); err != nil {
+			t.Fatal(err)
+		}
+		if a.String() != b.String() {
+			t.Errorf("%s: effective configurations differ:\n%s\n---\n%s\nconverted:\n%s", path, a.String(), b.String(), native)
+		}
+		if !strings.Contains(string(native), "domain = 'news.test'") {
+			t.Errorf("%s: publisher.domain not written:\n%s", path, native)
+		}
+	}
+}
