@@ -54,7 +54,7 @@ func TestTrustedServerFileWithEverySectionLoads(t *testing.T) {
 		{"templated unit path", rail.GAMUnitPath, "/4242/site/rail"},
 		{"div_id", rail.DivID, "rail-div"},
 		{"targeting", top.Targeting, map[string]any{"pos": "atf"}},
-		{"bidders not in integrations.prebid.bidders are dropped", keys(top.BidderParams), []string{"appnexus"}},
+		{"bidders not in integrations.prebid.bidders, or with empty parameters, are dropped", keys(top.BidderParams), []string{"appnexus"}},
 		{"bidder params", string(top.BidderParams["appnexus"]), `{"placementId":13144370}`},
 		{"no bidders without providers.prebid", len(rail.Bidders), 0},
 		{"floor_price", *top.FloorPrice, 0.5},
@@ -72,7 +72,7 @@ func TestTrustedServerFileWithEverySectionLoads(t *testing.T) {
 	for _, want := range []string{"handlers", "ec", "request_signing", "response_headers", "rewrite", "cache", "proxy",
 		"image_optimizer", "tinybird", "tester_cookie", "publisher.proxy_secret", "publisher.cookie_domain",
 		"auction.providers[1]", "auction.mediator", "consent", "debug.auction_html_comment",
-		"integrations.prebid", "integrations.aps", "integrations.gpt", "integrations.nextjs",
+		"integrations.prebid", "integrations.prebid.bid_param_*", "integrations.aps", "integrations.gpt", "integrations.nextjs",
 	} {
 		if !containsString(noted, want) {
 			t.Errorf("no accepted-not-emulated note for %s; notes: %v", want, noted)

@@ -115,7 +115,10 @@ func (d *decoder) tsProviders(ts *tsSettings, c *Config) []NotEmulated {
 // gam_unit_path's {network_id} and {slot_id} are filled in, and an absent
 // one is /<gam_network_id>/<id> (creative_opportunities.rs:524-560).
 // providers.prebid.bidders keeps the bidders [integrations.prebid] lists,
-// as upstream drops the others (integrations/prebid.rs:1643-1676).
+// as upstream drops the others (integrations/prebid.rs:1643-1676); a slot
+// without it gets none: upstream expands it into every listed bidder with
+// empty parameters, which it then drops unless a bid_param override fills
+// them (prebid.rs:1133-1161, 1703-1736), and overrides are not emulated.
 func (d *decoder) tsSlots(ts *tsSettings, co *tsCreativeOpps, c *Config) []NotEmulated {
 	var notes []NotEmulated
 	var known []string
@@ -155,7 +158,10 @@ func (d *decoder) tsSlots(ts *tsSettings, co *tsCreativeOpps, c *Config) []NotEm
 		}
 		if pb := s.Providers.Prebid; pb != nil {
 			for name, params := range pb.Bidders {
-				if !slices.Contains(known, name) {
+				// Empty or non-table parameters are dropped too, as
+				// upstream drops them before the request
+				// (integrations/prebid.rs:1711-1736).
+				if p, ok := params.(map[string]any); !ok || len(p) == 0 || !slices.Contains(known, name) {
 					continue
 				}
 				if n.Bidders == nil {

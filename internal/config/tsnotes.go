@@ -124,8 +124,11 @@ func tsIntegrationNotes(ts *tsSettings) []NotEmulated {
 		"adserver_mock":      in.AdserverMock != nil && in.AdserverMock.Enabled,
 	}
 	var notes []NotEmulated
-	if in.Prebid != nil && in.Prebid.Enabled {
+	if pb := in.Prebid; pb != nil && pb.Enabled {
 		notes = append(notes, NotEmulated{"integrations.prebid", "only the server-side auction is emulated: Prebid script tags stay in pages and /integrations/prebid/* is not served (integrations/prebid.rs)"})
+		if len(pb.BidParamOverrides) > 0 || len(pb.BidParamZoneOverrides) > 0 || len(pb.BidParamOverrideRules) > 0 {
+			notes = append(notes, NotEmulated{"integrations.prebid.bid_param_*", "bidder parameter overrides are not applied: only a slot's providers.prebid.bidders are sent"})
+		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(enabled)) {
 		if enabled[id] {
