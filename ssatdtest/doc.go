@@ -24,6 +24,10 @@
 //	page, _ := ssatdtest.ParsePage(body)
 //	// page.Slots, page.Bids["atf"], bidder.Requests()[0].Imp ...
 //
+// The configuration may also be a Trusted Server settings file
+// (trusted-server.toml), read as `ssatd serve` reads it
+// (docs/trusted-server.md).
+//
 // Everything started is stopped by t.Cleanup, and Start fails the test if
 // goroutines started while ssatd ran are still running once it has
 // stopped. docs/testing.md has the whole walk-through.
