@@ -34,6 +34,11 @@ type Endpoint struct {
 	AccountID string        // site.publisher.id
 	Test      bool
 	Headers   map[string]string // extra request headers
+	// Debug sets ext.prebid.debug and returnallbidstatus, as Trusted
+	// Server's integrations.prebid.debug does
+	// (IABTechLab/trusted-server crates/trusted-server-core/src/
+	// integrations/prebid.rs:1954-1960).
+	Debug bool
 }
 
 // OpenRTBOptions configure an OpenRTB provider.
@@ -427,6 +432,9 @@ func (p *OpenRTB) bidRequest(ctx context.Context, ep Endpoint, req Request) *ope
 	}
 	if ep.Test {
 		br.Test = 1
+	}
+	if ep.Debug {
+		br.Ext = &openrtb.BidRequestExt{Prebid: &openrtb.BidRequestExtPrebid{Debug: true, ReturnAllBidStatus: true}}
 	}
 	if req.Consent != "" {
 		br.User = &openrtb.User{Consent: req.Consent}

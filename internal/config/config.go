@@ -204,6 +204,9 @@ type OpenRTBEndpoint struct {
 	TimeoutMS int    `toml:"timeout_ms"`
 	AccountID string `toml:"account_id"`
 	Test      bool   `toml:"test"`
+	// Debug asks Prebid Server for its debug output (ext.prebid.debug
+	// and returnallbidstatus).
+	Debug bool `toml:"debug"`
 	// Headers are sent with every bid request; they often carry an API
 	// key, so config check masks their values.
 	Headers map[string]string `toml:"headers,omitempty"`

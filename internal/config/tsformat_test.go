@@ -48,6 +48,7 @@ func TestTrustedServerFileWithEverySectionLoads(t *testing.T) {
 		{"prebid timeout_ms", c.Auction.OpenRTB[0].TimeoutMS, 900},
 		{"prebid account_id", c.Auction.OpenRTB[0].AccountID, "acct-1"},
 		{"prebid test_mode", c.Auction.OpenRTB[0].Test, true},
+		{"prebid debug", c.Auction.OpenRTB[0].Debug, true},
 		{"only prebid is an endpoint", len(c.Auction.OpenRTB), 1},
 		{"formats tables", top.Formats, [][]int{{728, 90}, {970, 250}}},
 		{"default unit path", top.GAMUnitPath, "/4242/top"},

@@ -79,7 +79,8 @@ func (d *decoder) alias(native, upstream string) {
 // tsProviders maps auction.providers. "prebid" is Prebid Server at
 // [integrations.prebid] server_url, with /openrtb2/auction appended unless
 // it is there (integrations/prebid.rs:1573-1584), and the integration's
-// timeout_ms, account_id and test_mode (prebid.rs:202-230, 2003).
+// timeout_ms, account_id, test_mode and debug (prebid.rs:202-230,
+// 1954-1960, 2003).
 func (d *decoder) tsProviders(ts *tsSettings, c *Config) []NotEmulated {
 	var notes []NotEmulated
 	a := &c.Auction
@@ -97,7 +98,7 @@ func (d *decoder) tsProviders(ts *tsSettings, c *Config) []NotEmulated {
 			if !strings.HasSuffix(url, "/openrtb2/auction") {
 				url += "/openrtb2/auction"
 			}
-			e := OpenRTBEndpoint{Name: "prebid", URL: url, TimeoutMS: pb.TimeoutMS, Test: pb.TestMode}
+			e := OpenRTBEndpoint{Name: "prebid", URL: url, TimeoutMS: pb.TimeoutMS, Test: pb.TestMode, Debug: pb.Debug}
 			if pb.AccountID != nil {
 				e.AccountID = *pb.AccountID
 			}
