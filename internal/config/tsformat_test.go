@@ -358,3 +358,32 @@ func TestNativeTOMLOfATrustedServerFileLoadsTheSame(t *testing.T) {
 		}
 	}
 }
+
+// A Trusted Server file decides consent as upstream, which fails closed
+// where the jurisdiction is unknown: without a location ssatd says so.
+func TestUpstreamConsentWithoutLocationWarns(t *testing.T) {
+	slots := "\n[creative_opportunities]\ngam_network_id = \"1\"\n\n[[creative_opportunities.slot]]\nid = \"a\"\npage_patterns = [\"/\"]\nformats = [{ width = 1, height = 1 }]\n"
+	tests := []struct {
+		name    string
+		doc     string
+		environ []string
+		warn    bool
+	}{
+		{"no location", tsMinimal + "\n[auction]\nenabled = true\n" + slots, nil, true},
+		{"auction off", tsMinimal + slots, nil, false},
+		{"jurisdiction", tsMinimal + "\n[auction]\nenabled = true\n" + slots + "\n[ssatd.consent]\njurisdiction = \"non-regulated\"\n", nil, false},
+		{"country", tsMinimal + "\n[auction]\nenabled = true\n" + slots, []string{"SSATD_GEO_COUNTRY=US"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := loadTS(t, tt.doc, tt.environ...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Contains(strings.Join(c.Warnings(), "\n"), "the jurisdiction is unknown")
+			if got != tt.warn {
+				t.Errorf("warning %v, want %v: %q", got, tt.warn, c.Warnings())
+			}
+		})
+	}
+}

@@ -447,5 +447,8 @@ func (c *Config) Warnings() []string {
 	if e := c.eligibilityWarning(); e != "" {
 		w = append(w, e)
 	}
+	if e := c.consentWarning(); e != "" {
+		w = append(w, e)
+	}
 	return w
 }
