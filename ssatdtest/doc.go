@@ -29,6 +29,10 @@
 // and NavigationRequest builds the request a browser sends, for tests that
 // add headers of their own.
 //
+// The configuration may also be a Trusted Server settings file
+// (trusted-server.toml), read as `ssatd serve` reads it
+// (docs/trusted-server.md).
+//
 // Everything started is stopped by t.Cleanup, and Start fails the test if
 // a goroutine of that daemon is still running once it has stopped. Only
 // the daemon's own goroutines are looked at, so tests that each start a

@@ -31,6 +31,9 @@ type Imp struct {
 	Banner *struct {
 		Format []Format `json:"format"`
 	} `json:"banner"`
+	// BidFloor is the slot's floor price (nil: none), in BidFloorCur.
+	BidFloor    *float64 `json:"bidfloor"`
+	BidFloorCur string   `json:"bidfloorcur"`
 	// Ext is imp.ext as sent: Prebid Server's bidder parameters are in
 	// ext.prebid.bidder.
 	Ext json.RawMessage `json:"ext"`

@@ -5,17 +5,21 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/ssatd/ssatd/internal/config"
 )
 
-// configFlags parses the -config flag shared by serve and config check,
-// and the command's own flags, which extra declares. code is the exit
-// status when ok is false.
-func configFlags(name string, args []string, stdout, stderr io.Writer, environ []string, extra ...func(*flag.FlagSet)) (path string, code int, ok bool) {
+// configFlags parses the -config and -config-format flags shared by serve
+// and config check, and the command's own flags, which extra declares.
+// code is the exit status when ok is false. A -config-format is returned
+// as config.FormatEnv in environ, so that a reload reads the file the same
+// way.
+func configFlags(name string, args []string, stdout, stderr io.Writer, environ []string, extra ...func(*flag.FlagSet)) (path string, env []string, code int, ok bool) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("config", "", "configuration file (TOML); default $SSATD_CONFIG")
+	format := fs.String("config-format", "", "the file's format: ssatd or trusted-server (upstream's trusted-server.toml); default $"+config.FormatEnv+", else read from the file's keys")
 	for _, f := range extra {
 		f(fs)
 	}
@@ -25,28 +29,33 @@ func configFlags(name string, args []string, stdout, stderr io.Writer, environ [
 		fmt.Fprint(fs.Output(), "\n"+envUsage)
 	}
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return "", code, false
+		return "", nil, code, false
 	}
 	if *file == "" {
 		*file = lookupEnv(environ, "SSATD_CONFIG")
 	}
-	return *file, 0, true
+	if *format != "" {
+		environ = append(slices.Clip(environ), config.FormatEnv+"="+*format)
+	}
+	return *file, environ, 0, true
 }
 
 // loadConfig parses -config and loads the file: the start of serve and
 // config check. code is the exit status when cfg is nil: 0 after -h, 2
 // for usage, 1 for a configuration that has problems (all of them printed).
-func loadConfig(name string, args []string, stdout, stderr io.Writer, environ []string, extra ...func(*flag.FlagSet)) (cfg *config.Config, path string, code int) {
-	path, code, ok := configFlags(name, args, stdout, stderr, environ, extra...)
+// environ is the environment the file was read with, -config-format
+// included.
+func loadConfig(name string, args []string, stdout, stderr io.Writer, environ []string, extra ...func(*flag.FlagSet)) (cfg *config.Config, path string, env []string, code int) {
+	path, environ, code, ok := configFlags(name, args, stdout, stderr, environ, extra...)
 	if !ok {
-		return nil, "", code
+		return nil, "", nil, code
 	}
 	cfg, err := config.Load(path, environ)
 	if err != nil {
 		printProblems(stderr, path, err)
-		return nil, path, 1
+		return nil, path, environ, 1
 	}
-	return cfg, path, 0
+	return cfg, path, environ, 0
 }
 
 // printProblems writes each configuration problem on its own line; with no
@@ -74,17 +83,32 @@ func describe(path string) string {
 }
 
 func cmdConfigCheck(args []string, stdout, stderr io.Writer, environ []string) int {
-	cfg, path, code := loadConfig("config check", args, stdout, stderr, environ)
+	cfg, path, _, code := loadConfig("config check", args, stdout, stderr, environ)
 	if cfg == nil {
 		return code
 	}
 	for _, w := range cfg.Warnings() {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	fmt.Fprintf(stdout, "# configuration %s is valid; effective settings (secrets masked):\n", describe(path))
+	for _, n := range cfg.Source.NotEmulated {
+		fmt.Fprintf(stderr, "accepted, not emulated: %s\n", n)
+	}
+	format := ""
+	if path != "" {
+		format = " (format: " + formatName(cfg.Source.Format) + ")"
+	}
+	fmt.Fprintf(stdout, "# configuration %s is valid%s; effective settings (secrets masked):\n", describe(path), format)
 	if err := cfg.WriteEffective(stdout); err != nil {
 		fmt.Fprintf(stderr, "ssatd config check: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// formatName says which format a file was read as.
+func formatName(f config.Format) string {
+	if f == config.FormatTrustedServer {
+		return "trusted-server, mapped onto ssatd's settings"
+	}
+	return string(config.FormatSSATD)
 }

@@ -20,6 +20,7 @@ commands:
   serve -config FILE [-ready-file PATH]
                               run the daemon (SSATD_CONFIG may name the file)
   config check -config FILE   validate a configuration and print the effective one
+  config convert -config FILE write a Trusted Server file in ssatd's format (docs/trusted-server.md)
   measure -pages DIR | -url URL | -proxy URL -url PATH
                               measure what compression costs (see docs/measuring.md)
   demo [-tls]                 run a demo origin, a demo bidder and two proxies (mirror, offload) locally
@@ -41,6 +42,11 @@ const envUsage = `environment:
                               SSATD_PUBLISHER_ORIGIN_URL=https://origin.example.com,
                               SSATD_SERVER_TRUSTED_PROXIES=10.0.0.0/8,192.0.2.1
                               (slots, static bids and targeting are set in the file only)
+  SSATD_CONFIG_FORMAT         ssatd or trusted-server, as -config-format
+  TRUSTED_SERVER__<SECTION>__<KEY>
+                              override a key of a Trusted Server file, upstream's
+                              way: nested with __, JSON for arrays and tables, e.g.
+                              TRUSTED_SERVER__CREATIVE_OPPORTUNITIES__SLOT='[{...}]'
   SSATD_LOG_FORMAT            json (default) or console
   SSATD_LOG_LEVEL             debug, info (default), warn, error
 `
@@ -68,11 +74,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 	case "serve":
 		return cmdServe(ctx, args[1:], stdout, stderr, environ)
 	case "config":
-		if len(args) < 2 || args[1] != "check" {
-			fmt.Fprint(stderr, "ssatd config: the only sub-command is \"check\"\n\n"+usage)
-			return 2
+		switch {
+		case len(args) >= 2 && args[1] == "check":
+			return cmdConfigCheck(args[2:], stdout, stderr, environ)
+		case len(args) >= 2 && args[1] == "convert":
+			return cmdConfigConvert(args[2:], stdout, stderr, environ)
 		}
-		return cmdConfigCheck(args[2:], stdout, stderr, environ)
+		fmt.Fprint(stderr, "ssatd config: the sub-commands are \"check\" and \"convert\"\n\n"+usage)
+		return 2
 	case "measure":
 		return cmdMeasure(ctx, args[1:], stdout, stderr, environ)
 	case "demo":

@@ -29,7 +29,7 @@ import (
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
 	var readyFile string
-	cfg, path, code := loadConfig("serve", args, stdout, stderr, environ, readyFileFlag(&readyFile))
+	cfg, path, environ, code := loadConfig("serve", args, stdout, stderr, environ, readyFileFlag(&readyFile))
 	if cfg == nil {
 		return code
 	}
@@ -43,6 +43,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer, envi
 	masked := redactLogs(log, cfg)
 	for _, w := range cfg.Warnings() {
 		masked.Warn(w)
+	}
+	for _, n := range cfg.Source.NotEmulated {
+		masked.Info("accepted, not emulated", zap.String("key", n.Key), zap.String("missing", n.Miss))
 	}
 	ls, err := bindZeroPorts(cfg)
 	if err != nil {
@@ -142,7 +145,7 @@ func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
 	d := &daemon{cfg: cfg, log: redactLogs(log, cfg), baseLog: log, metrics: metrics.New(),
 		auctionStats: auction.NewStats(), reloads: newReloadCounter()}
 	log = d.log
-	if err := errors.Join(d.metrics.Register(d.auctionStats), d.metrics.Register(d.reloads)); err != nil {
+	if err := errors.Join(d.metrics.Register(d.auctionStats), d.metrics.Register(d.reloads), d.metrics.Register(d.notEmulatedGauge())); err != nil {
 		return nil, err
 	}
 	gen, err := d.build(cfg)

@@ -19,8 +19,10 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 )
 
+var topFloor = 0.5
+
 var testSlots = []ssat.Slot{
-	{ID: "top", Formats: [][]int{{728, 90}, {970, 250}}, GAMUnitPath: "/1/top",
+	{ID: "top", Formats: [][]int{{728, 90}, {970, 250}}, GAMUnitPath: "/1/top", FloorPrice: &topFloor,
 		Bidders: map[string]json.RawMessage{"appnexus": json.RawMessage(`{"placementId":13144370}`)}},
 	{ID: "side", Formats: [][]int{{300, 250}}, GAMUnitPath: "/1/side"},
 }

@@ -35,6 +35,11 @@ type Endpoint struct {
 	AccountID string        // site.publisher.id
 	Test      bool
 	Headers   map[string]string // extra request headers
+	// Debug sets ext.prebid.debug and returnallbidstatus, as Trusted
+	// Server's integrations.prebid.debug does
+	// (IABTechLab/trusted-server crates/trusted-server-core/src/
+	// integrations/prebid.rs:1954-1960).
+	Debug bool
 }
 
 // OpenRTBOptions configure an OpenRTB provider.
@@ -431,6 +436,9 @@ func (p *OpenRTB) bidRequest(ctx context.Context, ep Endpoint, req Request) *ope
 	if ep.Test {
 		br.Test = 1
 	}
+	if ep.Debug {
+		br.Ext = &openrtb.BidRequestExt{Prebid: &openrtb.BidRequestExtPrebid{Debug: true, ReturnAllBidStatus: true}}
+	}
 	if req.Consent != "" {
 		br.User = &openrtb.User{Consent: req.Consent}
 	}
@@ -457,6 +465,12 @@ func (p *OpenRTB) bidRequest(ctx context.Context, ep Endpoint, req Request) *ope
 			if len(f) == 2 {
 				imp.Banner.Format = append(imp.Banner.Format, openrtb.Format{W: f[0], H: f[1]})
 			}
+		}
+		if s.FloorPrice != nil {
+			// As upstream: the slot's floor_price in USD
+			// (IABTechLab/trusted-server crates/trusted-server-core/src/
+			// integrations/prebid.rs:1794-1798).
+			imp.BidFloor, imp.BidFloorCur = s.FloorPrice, "USD"
 		}
 		if len(s.Bidders) > 0 {
 			imp.Ext = &openrtb.ImpExt{Prebid: &openrtb.ImpExtPrebid{Bidder: s.Bidders}}

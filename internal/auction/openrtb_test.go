@@ -26,7 +26,7 @@ import (
 func TestBidRequestGolden(t *testing.T) {
 	verifyNoLeaks(t)
 	e := newEndpoint(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	f := newFixture(t, OpenRTBOptions{GDPRApplies: true, Endpoints: []Endpoint{{AccountID: "1001", Test: true,
+	f := newFixture(t, OpenRTBOptions{GDPRApplies: true, Endpoints: []Endpoint{{AccountID: "1001", Test: true, Debug: true,
 		Headers: map[string]string{"X-Api-Key": "k1"}}}}, e)
 	_, _, _ = f.run(t, time.Second)
 	if e.calls() != 1 {

@@ -43,6 +43,10 @@ type Config struct {
 	Geo                   GeoConfig             `toml:"geo" envPrefix:"GEO_"`
 	Bundle                BundleConfig          `toml:"bundle" envPrefix:"BUNDLE_"`
 	Tracing               TracingConfig         `toml:"tracing" envPrefix:"TRACING_"`
+
+	// Source says which format the file was in, and what of a Trusted
+	// Server file ssatd does not do (tsformat.go).
+	Source Source `toml:"-" env:"-"`
 }
 
 // BundleConfig is the [bundle] section: which client bundle pages load.
@@ -185,6 +189,11 @@ type AuctionConfig struct {
 	Currency         string            `toml:"currency" env:"CURRENCY"`
 	StaticBids       []StaticBid       `toml:"static_bids" env:"-"`
 	OpenRTB          []OpenRTBEndpoint `toml:"openrtb,omitempty" env:"-"`
+
+	// PostAuctionTimeoutMS is the deadline of the tsjs callback POST
+	// /auction, whose own timeout Trusted Server keeps apart from the
+	// page's (docs/behaviour.md, "tsjs callbacks"); 0 is TimeoutMS.
+	PostAuctionTimeoutMS int `toml:"post_auction_timeout_ms" env:"POST_AUCTION_TIMEOUT_MS"`
 }
 
 // OpenRTBEndpoint is one [[auction.openrtb]] entry: an OpenRTB 2.x endpoint
@@ -195,6 +204,9 @@ type OpenRTBEndpoint struct {
 	TimeoutMS int    `toml:"timeout_ms"`
 	AccountID string `toml:"account_id"`
 	Test      bool   `toml:"test"`
+	// Debug asks Prebid Server for its debug output (ext.prebid.debug
+	// and returnallbidstatus).
+	Debug bool `toml:"debug"`
 	// Headers are sent with every bid request; they often carry an API
 	// key, so config check masks their values.
 	Headers map[string]string `toml:"headers,omitempty"`
@@ -241,6 +253,9 @@ type Slot struct {
 	// Bidders are the slot's bidder parameters by bidder name, sent as
 	// imp.ext.prebid.bidder.
 	Bidders map[string]any `toml:"bidders,omitempty"`
+	// FloorPrice is the minimum CPM in USD sent as imp.bidfloor; unset
+	// sends none.
+	FloorPrice *float64 `toml:"floor_price,omitempty"`
 
 	// Patterns holds PagePatterns compiled by Validate.
 	Patterns []*glob.Glob `toml:"-"`
@@ -435,7 +450,18 @@ func Load(path string, environ []string) (*Config, error) {
 		if err != nil {
 			return nil, &Errors{List: []error{fmt.Errorf("read config: %w", err)}}
 		}
-		if !d.file(data, c) {
+		format, err := detectFormat(data, lookupEnv(environ, FormatEnv))
+		if err != nil {
+			return nil, &Errors{List: []error{err}}
+		}
+		c.Source.Format = format
+		ok := false
+		if format == FormatTrustedServer {
+			ok = d.trustedServerFile(data, c, environ)
+		} else {
+			ok = d.file(data, c)
+		}
+		if !ok {
 			return nil, &Errors{List: d.problems}
 		}
 	}

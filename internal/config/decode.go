@@ -77,10 +77,13 @@ type decoder struct {
 	// failed holds the keys whose values could not be used; Validate's
 	// complaints about them (the default left in place) would be noise.
 	failed []string
+	// root is the type of the whole document, where a misplaced top-level
+	// key is looked for: Config, or a Trusted Server file's (tsschema.go).
+	root reflect.Type
 }
 
 func newDecoder() *decoder {
-	return &decoder{src: &sources{lines: map[string]int{}, env: map[string]string{}}}
+	return &decoder{src: &sources{lines: map[string]int{}, env: map[string]string{}}, root: reflect.TypeFor[Config]()}
 }
 
 // file fills c from the TOML document data. It returns false only for a
@@ -242,6 +245,17 @@ func (d *decoder) value(dst reflect.Value, v any, key string) {
 	case reflect.Interface:
 		dst.Set(reflect.ValueOf(v))
 		return
+	case reflect.Pointer:
+		// An optional key (a Trusted Server Option<T>): nil when absent. A
+		// table type with defaults gets them before the file's keys.
+		if dst.IsNil() {
+			dst.Set(reflect.New(t.Elem()))
+			if df, ok := dst.Interface().(defaulter); ok {
+				df.setDefaults()
+			}
+		}
+		d.value(dst.Elem(), v, key)
+		return
 	}
 	d.fail(key, "found %s, wants %s", describeFound(v), describeWant(t))
 }
@@ -263,13 +277,17 @@ func (d *decoder) unknown(key, name string, v any, in reflect.Type) {
 	if _, ok := v.(map[string]any); ok {
 		msg = "unknown table"
 	}
-	if s := suggest(name, parentKey(key), in); s != "" {
+	if s := suggest(name, parentKey(key), in, d.root); s != "" {
 		msg += fmt.Sprintf("; did you mean %q?", s)
 	}
 	d.problems = append(d.problems, d.src.locate(key, &problem{key: key, err: errors.New(msg)}))
 }
 
-func suggest(name, parent string, in reflect.Type) string {
+// defaulter is a table type that sets its own defaults when an optional
+// table is first written.
+type defaulter interface{ setDefaults() }
+
+func suggest(name, parent string, in, root reflect.Type) string {
 	// Within a third of the name's length: "listn" finds "listen", while
 	// "x" finds nothing.
 	if best := nearest(name, slices.Sorted(maps.Keys(tomlFields(in))), len(name)/3+1); best != "" {
@@ -280,10 +298,16 @@ func suggest(name, parent string, in reflect.Type) string {
 	}
 	// A top-level key that belongs in a section, e.g. domain outside
 	// [publisher].
-	root := reflect.TypeFor[Config]()
 	for i := range root.NumField() {
 		sect := root.Field(i)
-		if _, ok := tomlFields(sect.Type)[name]; ok && sect.Type.Kind() == reflect.Struct {
+		st := sect.Type
+		if st.Kind() == reflect.Pointer {
+			st = st.Elem()
+		}
+		if st.Kind() != reflect.Struct {
+			continue
+		}
+		if _, ok := tomlFields(st)[name]; ok {
 			return sect.Tag.Get("toml") + "." + name
 		}
 	}
@@ -358,12 +382,16 @@ func describeWant(t reflect.Type) string {
 		return `a duration string with a unit, such as "15s", "500ms" or "1m30s"`
 	}
 	switch t.Kind() {
+	case reflect.Pointer:
+		return describeWant(t.Elem())
 	case reflect.String:
 		return "a string"
 	case reflect.Bool:
 		return "true or false"
 	case reflect.Int, reflect.Int64:
 		return "an integer"
+	case reflect.Interface:
+		return "a value"
 	case reflect.Float64:
 		return "a number"
 	case reflect.Struct, reflect.Map:

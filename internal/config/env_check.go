@@ -11,9 +11,9 @@ import (
 )
 
 // otherEnvVars are SSATD_ variables that are not configuration keys: the
-// command line reads the first three, the test suite and CI the others.
+// command line reads the first four, the test suite and CI the others.
 var otherEnvVars = []string{
-	"SSATD_CONFIG", "SSATD_LOG_FORMAT", "SSATD_LOG_LEVEL",
+	"SSATD_CONFIG", FormatEnv, "SSATD_LOG_FORMAT", "SSATD_LOG_LEVEL",
 	"SSATD_CORPUS", "SSATD_FUZZTIME", "SSATD_SCREENSHOTS", "SSATD_STRICT",
 	"SSATD_ACORN", "SSATD_REACT", "SSATD_SVELTEKIT",
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"net/netip"
 	"net/url"
@@ -320,6 +321,9 @@ func (c *Config) validateAuctionAndSlots(p *problems) {
 	if c.Auction.TimeoutMS <= 0 {
 		p.addf("auction.timeout_ms", "must be a positive number of milliseconds, got %d", c.Auction.TimeoutMS)
 	}
+	if c.Auction.PostAuctionTimeoutMS < 0 {
+		p.addf("auction.post_auction_timeout_ms", "must be zero (auction.timeout_ms) or a positive number of milliseconds, got %d", c.Auction.PostAuctionTimeoutMS)
+	}
 	checkOneOf(p, "auction.provider", c.Auction.Provider, AuctionProviderNone, AuctionProviderStatic, AuctionProviderOpenRTB)
 	c.validateOpenRTB(p)
 
@@ -364,6 +368,11 @@ func validateSlot(p *problems, key string, s *Slot) {
 		s.Patterns = append(s.Patterns, g)
 	}
 	validateBidders(p, key, s)
+	// As upstream (creative_opportunities.rs:611-620 at IABTechLab/
+	// trusted-server d97bda69): a finite price, zero or more.
+	if f := s.FloorPrice; f != nil && (math.IsNaN(*f) || math.IsInf(*f, 0) || *f < 0) {
+		p.addf(key+".floor_price", "must be a price of zero or more, got %v", *f)
+	}
 	for j, f := range s.Formats {
 		if len(f) != 2 || f[0] <= 0 || f[1] <= 0 {
 			p.addf(fmt.Sprintf("%s.formats[%d]", key, j), "must be [width, height] with both positive, got %v", f)
@@ -436,6 +445,9 @@ func (c *Config) Warnings() []string {
 	w = append(w, c.computeWarnings()...)
 	w = append(w, c.geoWarnings()...)
 	if e := c.eligibilityWarning(); e != "" {
+		w = append(w, e)
+	}
+	if e := c.consentWarning(); e != "" {
 		w = append(w, e)
 	}
 	return w

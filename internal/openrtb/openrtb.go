@@ -14,15 +14,28 @@ const Version = "2.6"
 
 // BidRequest is the top-level request object (§3.2.1).
 type BidRequest struct {
-	ID     string   `json:"id"`
-	Imp    []Imp    `json:"imp"`
-	Site   *Site    `json:"site,omitempty"`
-	Device *Device  `json:"device,omitempty"`
-	User   *User    `json:"user,omitempty"`
-	Regs   *Regs    `json:"regs,omitempty"`
-	Test   int8     `json:"test,omitempty"` // 1 = test mode, no billing
-	TMax   int64    `json:"tmax,omitempty"` // milliseconds left for the whole auction
-	Cur    []string `json:"cur,omitempty"`  // accepted currencies, ISO-4217
+	ID     string         `json:"id"`
+	Imp    []Imp          `json:"imp"`
+	Site   *Site          `json:"site,omitempty"`
+	Device *Device        `json:"device,omitempty"`
+	User   *User          `json:"user,omitempty"`
+	Regs   *Regs          `json:"regs,omitempty"`
+	Test   int8           `json:"test,omitempty"` // 1 = test mode, no billing
+	TMax   int64          `json:"tmax,omitempty"` // milliseconds left for the whole auction
+	Cur    []string       `json:"cur,omitempty"`  // accepted currencies, ISO-4217
+	Ext    *BidRequestExt `json:"ext,omitempty"`
+}
+
+// BidRequestExt is the request's ext: Prebid Server's debug switches.
+type BidRequestExt struct {
+	Prebid *BidRequestExtPrebid `json:"prebid,omitempty"`
+}
+
+// BidRequestExtPrebid is ext.prebid: debug asks Prebid Server for its
+// debug output, returnallbidstatus for every bidder's status.
+type BidRequestExtPrebid struct {
+	Debug              bool `json:"debug,omitempty"`
+	ReturnAllBidStatus bool `json:"returnallbidstatus,omitempty"`
 }
 
 // Imp is one impression: here, one matched ad slot (§3.2.4).
@@ -31,7 +44,11 @@ type Imp struct {
 	Banner *Banner `json:"banner,omitempty"`
 	TagID  string  `json:"tagid,omitempty"`
 	Secure *int8   `json:"secure,omitempty"` // 1 = the creative must be served over HTTPS
-	Ext    *ImpExt `json:"ext,omitempty"`
+	// BidFloor is the minimum CPM, in BidFloorCur; absent means none,
+	// while 0 is a floor of zero.
+	BidFloor    *float64 `json:"bidfloor,omitempty"`
+	BidFloorCur string   `json:"bidfloorcur,omitempty"`
+	Ext         *ImpExt  `json:"ext,omitempty"`
 }
 
 // Banner lists the accepted sizes (§3.2.6).

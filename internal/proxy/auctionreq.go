@@ -37,7 +37,7 @@ func providerFromConfig(cfg *config.Config, log *zap.Logger, stats *auction.Stat
 		eps := make([]auction.Endpoint, len(a.OpenRTB))
 		for i, e := range a.OpenRTB {
 			eps[i] = auction.Endpoint{Name: e.Name, URL: e.URL, Timeout: time.Duration(e.TimeoutMS) * time.Millisecond,
-				AccountID: e.AccountID, Test: e.Test, Headers: e.Headers}
+				AccountID: e.AccountID, Test: e.Test, Headers: e.Headers, Debug: e.Debug}
 		}
 		return auction.NewOpenRTB(auction.OpenRTBOptions{
 			Endpoints:      eps,

@@ -142,7 +142,7 @@ func (g *Guest) matchSlots(path string) []ssat.Slot {
 			div = s.ID
 		}
 		out = append(out, ssat.Slot{DivID: div, Formats: s.Formats, GAMUnitPath: s.GAMUnitPath, ID: s.ID, Targeting: s.Targeting,
-			Bidders: s.BidderParams})
+			Bidders: s.BidderParams, FloorPrice: s.FloorPrice})
 	}
 	return out
 }

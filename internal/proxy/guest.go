@@ -22,6 +22,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -113,13 +114,15 @@ type pageOptions struct {
 	slots          []config.Slot
 	auctionEnabled bool
 	auctionTimeout time.Duration
-	provider       auction.Provider
-	consent        privacy.Options
-	bundle         []byte
-	bundleHash     string
-	bundleTag      []byte
-	userBundle     bool   // bundle.file: served with upstream's headers
-	cacheControl   string // publisher.ssat_cache_control
+	// postAuctionTimeout is POST /auction's deadline.
+	postAuctionTimeout time.Duration
+	provider           auction.Provider
+	consent            privacy.Options
+	bundle             []byte
+	bundleHash         string
+	bundleTag          []byte
+	userBundle         bool   // bundle.file: served with upstream's headers
+	cacheControl       string // publisher.ssat_cache_control
 	// ignoreCSP leaves pages' policies unread (csp.go): only the tests set
 	// it, for the control that shows what a page got before.
 	ignoreCSP bool
@@ -253,16 +256,17 @@ func (g *Guest) auctionProvider(cfg *config.Config, p auction.Provider, stats *a
 // the provider is New's.
 func newPageOptions(cfg *config.Config, js []byte, userBundle bool) pageOptions {
 	p := pageOptions{
-		slots:          cfg.CreativeOpportunities.Slots,
-		auctionEnabled: cfg.Auction.Enabled,
-		auctionTimeout: time.Duration(cfg.Auction.TimeoutMS) * time.Millisecond,
-		consent:        consentOptions(&cfg.Consent),
-		cacheControl:   cfg.Publisher.SSATCacheControl,
-		bundle:         js,
-		userBundle:     userBundle,
-		bundleHash:     bundle.Hash(js),
-		headScripts:    &sync.Map{},
-		headScriptsN:   &atomic.Int64{},
+		slots:              cfg.CreativeOpportunities.Slots,
+		auctionEnabled:     cfg.Auction.Enabled,
+		auctionTimeout:     time.Duration(cfg.Auction.TimeoutMS) * time.Millisecond,
+		postAuctionTimeout: time.Duration(cmp.Or(cfg.Auction.PostAuctionTimeoutMS, cfg.Auction.TimeoutMS)) * time.Millisecond,
+		consent:            consentOptions(&cfg.Consent),
+		cacheControl:       cfg.Publisher.SSATCacheControl,
+		bundle:             js,
+		userBundle:         userBundle,
+		bundleHash:         bundle.Hash(js),
+		headScripts:        &sync.Map{},
+		headScriptsN:       &atomic.Int64{},
 	}
 	p.bundleTag = rewrite.BundleTag(p.bundleHash)
 	for _, b := range cfg.Bots.UserAgents {

@@ -101,7 +101,10 @@ func (g *Guest) pageBids(r *http.Request, x *exchange, path string) pageBidsAnsw
 		x.slots = slots
 		x.eligible = true
 		pageURL := x.view.scheme + "://" + x.view.host + path
-		answer.Bids = g.runCallbackAuction(r, x, g.callbackAuctionRequest(x, r, decision, pageURL))
+		// The page's deadline, as upstream's page-bids handler uses
+		// creative_opportunities.auction_timeout_ms (IABTechLab/
+		// trusted-server crates/trusted-server-core/src/publisher.rs:6433-6435).
+		answer.Bids = g.runCallbackAuction(r, x, g.callbackAuctionRequest(x, r, decision, pageURL), g.auctionTimeout)
 	}
 	return answer
 }

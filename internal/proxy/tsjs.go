@@ -72,12 +72,12 @@ func (g *Guest) refuseCallback(w http.ResponseWriter, x *exchange, status int, r
 	_, _ = w.Write([]byte(msg + "\n"))
 }
 
-// runCallbackAuction runs the configured auction for a callback under the
-// pages' deadline, and returns once the provider has returned: Stop
-// cancels the call and waits for it, so it does not outlive the request.
-func (g *Guest) runCallbackAuction(r *http.Request, x *exchange, req auction.Request) map[string]ssat.Bid {
+// runCallbackAuction runs the configured auction for a callback under
+// timeout, and returns once the provider has returned: Stop cancels the
+// call and waits for it, so it does not outlive the request.
+func (g *Guest) runCallbackAuction(r *http.Request, x *exchange, req auction.Request, timeout time.Duration) map[string]ssat.Bid {
 	x.auctionStart = time.Now()
-	c := auction.Start(r.Context(), g.provider, req, g.auctionTimeout)
+	c := auction.Start(r.Context(), g.provider, req, timeout)
 	bids, out := c.Wait(r.Context())
 	c.Stop()
 	x.auctionOut, x.auctionTook = out, time.Since(x.auctionStart)

@@ -168,7 +168,11 @@ func (g *Guest) serveAuction(w http.ResponseWriter, r *http.Request, x *exchange
 	case len(slots) > 0:
 		x.eligible = true
 		req := g.callbackAuctionRequest(x, r, decision, callbackPageURL(r, x.view))
-		bids = g.runCallbackAuction(r, x, req)
+		// Its own deadline: upstream's POST /auction waits
+		// auction.timeout_ms, not the page's auction_timeout_ms
+		// (IABTechLab/trusted-server crates/trusted-server-core/src/
+		// auction/endpoints.rs:295).
+		bids = g.runCallbackAuction(r, x, req, g.postAuctionTimeout)
 	}
 	writeJSON(w, openRTBResponse(slots, bids, x.auctionTook.Milliseconds()))
 }

@@ -344,3 +344,26 @@ func TestAuctionPageURLFromReferer(t *testing.T) {
 		}
 	}
 }
+
+// POST /auction waits auction.post_auction_timeout_ms while /_ts/page-bids
+// waits the page's auction.timeout_ms, as upstream keeps the two apart
+// (publisher.rs:6433-6435, auction/endpoints.rs:295): the tmax each bid
+// request carries is the time left of its own deadline.
+func TestPostAuctionHasItsOwnDeadline(t *testing.T) {
+	ep := newBidEndpoint(t, bidOn("s", "1.00"))
+	e := newEnv(t, http.NotFoundHandler(), withNewsSlot, withOpenRTB(2000, ep), func(c *config.Config) {
+		c.Auction.PostAuctionTimeoutMS = 250
+	})
+	e.post(t, "/auction", "application/json", tsjsAdRequest)
+	e.mustGet(t, pageBidsPath+pageBidsPathQuery("/news/a"), tsjsPageBids("1")...)
+	got := ep.received()
+	if len(got) != 2 {
+		t.Fatalf("%d bid requests, want 2", len(got))
+	}
+	if tmax := got[0].TMax; tmax <= 0 || tmax > 250 {
+		t.Errorf("POST /auction: tmax %d, want within its 250 ms", tmax)
+	}
+	if tmax := got[1].TMax; tmax <= 1000 || tmax > 2000 {
+		t.Errorf("/_ts/page-bids: tmax %d, want within the page's 2000 ms", tmax)
+	}
+}

@@ -26,6 +26,9 @@ type Slot struct {
 	// imp.ext.prebid.bidder of an OpenRTB request. They are for the
 	// auction only and never written into the page.
 	Bidders map[string]json.RawMessage `json:"-"`
+	// FloorPrice is the slot's minimum CPM in USD for imp.bidfloor; nil
+	// sends none. Auction only, like Bidders.
+	FloorPrice *float64 `json:"-"`
 }
 
 // Bid is a slot's winning bid, keys sorted like Slot's.

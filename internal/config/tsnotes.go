@@ -1,0 +1,139 @@
+package config
+
+import (
+	"maps"
+	"slices"
+)
+
+// What a Trusted Server file configures that ssatd accepts and does not do
+// yet: one note per section (or key) the file sets, saying what the
+// publisher misses. As ssatd comes to emulate a section, its entry goes.
+// Upstream paths are relative to crates/trusted-server-core/src/.
+
+// tsSectionNote is the note for a section, given when the file (or the
+// environment) has the section and, where upstream has a switch for it,
+// turns it on.
+type tsSectionNote struct {
+	NotEmulated
+	on func(*tsSettings) bool // nil: whenever present
+}
+
+var tsSectionNotes = []tsSectionNote{
+	{NotEmulated{"handlers", "no Basic authentication is asked on the paths listed: they reach the origin (auth.rs)"}, nil},
+	{NotEmulated{"ec", "no ts-ec cookie is set; /_ts/api/v1/identify and /_ts/api/v1/batch-sync are not served (ec/)"}, nil},
+	{NotEmulated{"request_signing", "bid requests are not signed; /.well-known/trusted-server.json is not served (request_signing/)"},
+		func(ts *tsSettings) bool { return ts.RequestSigning != nil && ts.RequestSigning.Enabled }},
+	{NotEmulated{"response_headers", "the headers are not added to responses"}, nil},
+	{NotEmulated{"rewrite", "exclude_domains is not read: creatives are not rewritten at all"}, nil},
+	{NotEmulated{"cache", "asset cache rules are not applied; the origin's Cache-Control passes through"},
+		func(ts *tsSettings) bool {
+			return slices.ContainsFunc(ts.Cache.AssetRules, func(r tsAssetRule) bool { return r.Enabled })
+		}},
+	{NotEmulated{"proxy", "no first-party proxy (/first-party/*): allowed_domains, certificate_check and asset_routes are not read (proxy.rs)"}, nil},
+	{NotEmulated{"image_optimizer", "no image optimisation"}, nil},
+	{NotEmulated{"tinybird", "no auction or access events are sent to Tinybird"},
+		func(ts *tsSettings) bool { return ts.Tinybird.Enabled || ts.Tinybird.AccessEnabled }},
+	{NotEmulated{"tester_cookie", "/_ts/set-tester and /_ts/clear-tester are not served (tester_cookie.rs)"},
+		func(ts *tsSettings) bool { return ts.TesterCookie.Enabled }},
+}
+
+// tsNotEmulated lists the notes for what the file sets.
+func tsNotEmulated(ts *tsSettings, tree map[string]any) []NotEmulated {
+	var notes []NotEmulated
+	for _, n := range tsSectionNotes {
+		if _, ok := tree[n.Key]; ok && (n.on == nil || n.on(ts)) {
+			notes = append(notes, n.NotEmulated)
+		}
+	}
+	pub, _ := tree["publisher"].(map[string]any)
+	pubNotes := map[string]string{
+		"proxy_secret":            "no first-party proxy or click URLs are minted (/first-party/proxy, /first-party/click)",
+		"cookie_domain":           "ssatd sets no cookies",
+		"max_buffered_body_bytes": "ssatd's limits apply instead ([ssatd.publisher] max_origin_response_bytes, max_decoded_body_bytes)",
+	}
+	for _, k := range slices.Sorted(maps.Keys(pubNotes)) {
+		miss := pubNotes[k]
+		if _, ok := pub[k]; ok {
+			notes = append(notes, NotEmulated{"publisher." + k, miss})
+		}
+	}
+	a := ts.Auction
+	if a.Enabled && a.RewriteCreatives {
+		notes = append(notes, NotEmulated{"auction.rewrite_creatives", "winning creatives are not rewritten to first-party URLs (creative.rs)"})
+	}
+	if a.SanitizeCreatives {
+		notes = append(notes, NotEmulated{"auction.sanitize_creatives", "creatives are NOT sanitised: executable markup reaches the page"})
+	}
+	if a.Mediator != nil {
+		notes = append(notes, NotEmulated{"auction.mediator", "no mediation: the highest bid per slot wins"})
+	}
+	if len(a.AllowedContextKeys) > 0 {
+		notes = append(notes, NotEmulated{"auction.allowed_context_keys", "no client context is forwarded to providers"})
+	}
+	if _, ok := tree["consent"]; ok {
+		notes = append(notes, NotEmulated{"consent", "ssatd decides as upstream does with upstream's default consent settings; the keys set here are not read"})
+	}
+	notes = append(notes, tsDebugNotes(ts)...)
+	notes = append(notes, tsCreativeOppNotes(ts)...)
+	return append(notes, tsIntegrationNotes(ts)...)
+}
+
+func tsDebugNotes(ts *tsSettings) []NotEmulated {
+	var notes []NotEmulated
+	if ts.Debug.AuctionHTMLComment {
+		notes = append(notes, NotEmulated{"debug.auction_html_comment", "no auction dump before </body>"})
+	}
+	if ts.Debug.JA4EndpointEnabled {
+		notes = append(notes, NotEmulated{"debug.ja4_endpoint_enabled", "no JA4 debug endpoint"})
+	}
+	return notes
+}
+
+func tsCreativeOppNotes(ts *tsSettings) []NotEmulated {
+	co := ts.CreativeOpportunities
+	if co == nil {
+		return nil
+	}
+	var notes []NotEmulated
+	if co.AssemblyMode != nil && *co.AssemblyMode != "inline" {
+		notes = append(notes, NotEmulated{"creative_opportunities.assembly_mode", "pages are assembled inline; there is no shared template cache"})
+	}
+	if co.TemplateCacheVary != nil || co.TemplateCacheMaxAgeSeconds != nil || co.OriginIsCookieIndependent != nil {
+		notes = append(notes, NotEmulated{"creative_opportunities.template_cache_*", "there is no shared template cache"})
+	}
+	return notes
+}
+
+// tsIntegrationNotes: one note per enabled integration. Prebid's
+// server-side auction is emulated (tsmap.go); its client side is not.
+func tsIntegrationNotes(ts *tsSettings) []NotEmulated {
+	in := ts.Integrations
+	enabled := map[string]bool{
+		"nextjs":             in.NextJS != nil && in.NextJS.Enabled,
+		"testlight":          in.Testlight != nil && in.Testlight.Enabled,
+		"didomi":             in.Didomi != nil && in.Didomi.Enabled,
+		"sourcepoint":        in.Sourcepoint != nil && in.Sourcepoint.Enabled,
+		"permutive":          in.Permutive != nil && in.Permutive.Enabled,
+		"lockr":              in.Lockr != nil && in.Lockr.Enabled,
+		"datadome":           in.DataDome != nil && in.DataDome.Enabled,
+		"gpt":                in.GPT != nil && in.GPT.Enabled,
+		"gpt_diagnostics":    in.GPTDiagnostics != nil && in.GPTDiagnostics.Enabled,
+		"osano":              in.Osano != nil && in.Osano.Enabled,
+		"aps":                in.APS != nil && in.APS.Enabled,
+		"google_tag_manager": in.GoogleTagManager != nil && in.GoogleTagManager.Enabled,
+		"adserver_mock":      in.AdserverMock != nil && in.AdserverMock.Enabled,
+	}
+	var notes []NotEmulated
+	if pb := in.Prebid; pb != nil && pb.Enabled {
+		notes = append(notes, NotEmulated{"integrations.prebid", "only the server-side auction is emulated: Prebid script tags stay in pages and /integrations/prebid/* is not served (integrations/prebid.rs)"})
+		if len(pb.BidParamOverrides) > 0 || len(pb.BidParamZoneOverrides) > 0 || len(pb.BidParamOverrideRules) > 0 {
+			notes = append(notes, NotEmulated{"integrations.prebid.bid_param_*", "bidder parameter overrides are not applied: only a slot's providers.prebid.bidders are sent"})
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(enabled)) {
+		if enabled[id] {
+			notes = append(notes, NotEmulated{"integrations." + id, "not emulated: its routes under /integrations/" + id + "/, page rewrites and bundle module are missing"})
+		}
+	}
+	return notes
+}
