@@ -1,8 +1,10 @@
 package csp
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 const all = PendingBundle | PendingInline
@@ -137,4 +139,29 @@ func TestLoaderHashPresentIsNotAddedAgain(t *testing.T) {
 			t.Errorf("%q: became %q (%+v)", c.policy, vals[0], pg)
 		}
 	}
+}
+
+// TestPolicyOfManyDirectivesReadInLinearTime: a policy of a megabyte of
+// distinct directive names ("d0 x;d1 x;…", in a header or a <meta>) took
+// time quadratic in their number (each name compared with every one kept
+// before it: 12 s for 350 KB). Only the directives that govern scripts
+// and styles are kept now, so the list stays short whatever the policy
+// holds, and the script directive after them is still read.
+func TestPolicyOfManyDirectivesReadInLinearTime(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 1<<20; i++ {
+		fmt.Fprintf(&b, "d%d x;", i)
+	}
+	b.WriteString("script-src 'nonce-abc'; d0 y")
+	p := parsePolicy(b.String())
+	if max := len(fallbacks) * len(fallbacks[0]); len(p.dirs) > max {
+		t.Fatalf("%d directives kept, at most %d govern anything", len(p.dirs), max)
+	}
+	var pg Page
+	start := time.Now()
+	pg.ReadMeta(b.String(), all)
+	if pg.Nonce != "abc" {
+		t.Errorf("the script directive after the others was not read: %+v", pg)
+	}
+	t.Logf("%d bytes read in %v", b.Len(), time.Since(start))
 }
