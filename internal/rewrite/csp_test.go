@@ -245,3 +245,22 @@ func TestHashPolicyKeepsOnlyScriptsThatRun(t *testing.T) {
 		}
 	}
 }
+
+// TestMetaPolicyWithEncodedHTTPEquivIsRead: a <meta> whose http-equiv
+// spells "content-security-policy" with character references is a policy
+// to the browser (the tokenizer decodes attribute values; Chromium blocks
+// by it), but the rewrite did not read it, so the start script it allows
+// by hash was rewritten and blocked.
+func TestMetaPolicyWithEncodedHTTPEquivIsRead(t *testing.T) {
+	for _, equiv := range []string{"content-security&#45;policy", "&#x43;ONTENT-security-policy", "content&#x2d;security&#x2D;policy"} {
+		page := strings.Replace(sveltePage(true, ""), `http-equiv="content-security-policy"`, `http-equiv="`+equiv+`"`, 1)
+		out, st := run(t, page, cspOpts(t, &csp.Page{}))
+		m := startScriptRE.FindStringSubmatch(out)
+		if m == nil || m[1] != svelteStart {
+			t.Errorf("%s: the start script changed, its hash with it:\n%s", equiv, out)
+		}
+		if st.CSPMetaChanged != 1 || !strings.Contains(out, `http-equiv="`+equiv+`"`) || !strings.Contains(out, csp.LoaderHash) {
+			t.Errorf("%s: the policy was not given the loader's hash as it is spelled:\n%s", equiv, out)
+		}
+	}
+}
