@@ -189,7 +189,7 @@ func (rw *rewriter) cspMetaDone(raw []byte, end int) bool {
 	val := unescapeAttr(string(raw[a.valStart:a.valEnd]))
 	var pend csp.Pending
 	if !rw.stats.HeadFound || rw.holding {
-		pend |= csp.PendingBundle | csp.PendingInline
+		pend |= headPending(rw.opts.HeadPrepend)
 	}
 	if !rw.bodyEndDone {
 		pend |= csp.PendingInline
@@ -244,4 +244,19 @@ func appendAttrEscaped(dst []byte, v string, q byte) []byte {
 		}
 	}
 	return dst
+}
+
+// headPending is what the head injection b, not yet written, holds: an
+// ad-slots script only on an eligible page, the bundle tag on every page.
+// A policy read before it is given the loader's hash only for an inline
+// script it holds, so that an ad-free page's policy is left as it is.
+func headPending(b []byte) csp.Pending {
+	var p csp.Pending
+	if bytes.Contains(b, []byte(adSlotsOpen)) {
+		p |= csp.PendingInline
+	}
+	if bytes.Contains(b, []byte(bundleOpen)) {
+		p |= csp.PendingBundle
+	}
+	return p
 }
