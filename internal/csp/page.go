@@ -95,10 +95,12 @@ func (pg *Page) ReadHeader(vals []string, pending Pending) (changed bool) {
 // Chromium and Safari split it on commas into a list, as a header's value
 // (whatwg/html#5102; checked in Chromium: "script-src 'sha256-A',
 // script-src 'unsafe-inline'" runs only the script A allows). It is read
-// as they read it: in Firefox, which keeps one policy, a source
-// expression that touches a comma is invalid there already, and the
-// loader's hash, added before a comma, is too, so that Firefox's reading
-// of the policy does not change.
+// as they read it. Firefox keeps one policy, in which a source
+// expression that touches a comma is invalid: the loader's hash, added
+// before a comma, is invalid there, and the publisher's expression it
+// separates from the comma becomes valid, so that Firefox's reading moves
+// toward Chromium's by the publisher's own expression (a page relying on
+// Firefox's reading of a comma is broken in Chromium already).
 func (pg *Page) ReadMeta(content string, pending Pending) string {
 	if content == "" { // HTML §4.2.5.3 step 2: no policy
 		return content
