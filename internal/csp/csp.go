@@ -56,7 +56,10 @@ type policy struct {
 // parsePolicy parses one serialized policy (CSP3, "parse a serialized
 // CSP"): directives are separated by ';', a directive's name is its first
 // token, in any ASCII case; of two directives with one name the first
-// counts.
+// counts. Only the directives of the fallback lists are kept: no other
+// decides anything here, and keeping every name made a policy of many
+// distinct names (a megabyte of "d1;d2;…" in a header or a <meta>)
+// quadratic to read, each name compared with all before it.
 func parsePolicy(raw string) policy {
 	p := policy{raw: raw}
 	start := 0
@@ -70,7 +73,7 @@ func parsePolicy(raw string) policy {
 		tokens := strings.FieldsFunc(raw[start:end], isASCIISpace)
 		if len(tokens) > 0 {
 			name := strings.ToLower(tokens[0])
-			if p.directive(name) == nil && isDirectiveName(name) {
+			if isGoverning(name) && p.directive(name) == nil {
 				valueEnd := strings.TrimRightFunc(raw[:end], isASCIISpaceRune)
 				p.dirs = append(p.dirs, directive{name: name, sources: tokens[1:], end: len(valueEnd)})
 			}
@@ -80,16 +83,17 @@ func parsePolicy(raw string) policy {
 	return p
 }
 
-// isDirectiveName: a directive name is ASCII alphanumerics and '-' (CSP3,
-// "parse a serialized CSP"); a token of anything else is not a directive.
-func isDirectiveName(s string) bool {
-	for i := range len(s) {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
+// isGoverning reports whether name (lower case) is on a fallback list:
+// at most len(fallbacks)*3 directives are kept per policy.
+func isGoverning(name string) bool {
+	for k := range fallbacks {
+		for _, n := range fallbacks[k] {
+			if n == name {
+				return true
+			}
 		}
 	}
-	return true
+	return false
 }
 
 func isASCIISpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\f' || r == '\r' }

@@ -245,3 +245,53 @@ func TestHashPolicyKeepsOnlyScriptsThatRun(t *testing.T) {
 		}
 	}
 }
+
+// TestMetaPolicyWithEncodedHTTPEquivIsRead: a <meta> whose http-equiv
+// spells "content-security-policy" with character references is a policy
+// to the browser (the tokenizer decodes attribute values; Chromium blocks
+// by it), but the rewrite did not read it, so the start script it allows
+// by hash was rewritten and blocked.
+func TestMetaPolicyWithEncodedHTTPEquivIsRead(t *testing.T) {
+	for _, equiv := range []string{"content-security&#45;policy", "&#x43;ONTENT-security-policy", "content&#x2d;security&#x2D;policy"} {
+		page := strings.Replace(sveltePage(true, ""), `http-equiv="content-security-policy"`, `http-equiv="`+equiv+`"`, 1)
+		out, st := run(t, page, cspOpts(t, &csp.Page{}))
+		m := startScriptRE.FindStringSubmatch(out)
+		if m == nil || m[1] != svelteStart {
+			t.Errorf("%s: the start script changed, its hash with it:\n%s", equiv, out)
+		}
+		if st.CSPMetaChanged != 1 || !strings.Contains(out, `http-equiv="`+equiv+`"`) || !strings.Contains(out, csp.LoaderHash) {
+			t.Errorf("%s: the policy was not given the loader's hash as it is spelled:\n%s", equiv, out)
+		}
+	}
+}
+
+// TestAdFreePagePolicyLeftUntouched: on a page that gets no ad-slots and
+// no bids script (an ad-free request: the bundle tag alone), a <meta>
+// policy read while the head injection was still held (no charset
+// declaration yet, or before <head>) was given the loader's hash, as if
+// an inline script were to come. It is left as it is now; the eligible
+// page's is still given it.
+func TestAdFreePagePolicyLeftUntouched(t *testing.T) {
+	meta := `<meta http-equiv="content-security-policy" content="script-src 'self' ` + sha256Source(svelteStart) + `">`
+	body := "<body><script>" + svelteStart + "</script></body></html>"
+	for _, page := range []string{
+		"<!doctype html><html><head>" + meta + "</head>" + body, // held: no charset declaration
+		"<!doctype html><html>" + meta + "<head></head>" + body, // before <head>
+		"<!doctype html><html><head>" + meta + "<meta charset=utf-8></head>" + body,
+	} {
+		for _, eligible := range []bool{false, true} {
+			o := cspOpts(t, &csp.Page{})
+			if !eligible {
+				o.HeadPrepend, o.BodyEnd = BundleTag("00"), nil
+			}
+			out, st := run(t, page, o)
+			changed := !strings.Contains(out, meta)
+			if changed != eligible || st.CSP.Loader != eligible || (st.CSPMetaChanged == 1) != eligible {
+				t.Errorf("eligible %v: policy changed %v, loader %v:\n%s", eligible, changed, st.CSP.Loader, out)
+			}
+			if m := startScriptRE.FindStringSubmatch(out); m == nil || m[1] != svelteStart {
+				t.Errorf("eligible %v: the start script changed:\n%s", eligible, out)
+			}
+		}
+	}
+}

@@ -15,8 +15,11 @@ const BundlePath = "/static/tsjs=tsjs-unified.min.js"
 
 // BundleTag is the "Bundle tag" (docs/behaviour.md) script tag for a bundle whose sha256 is hexHash.
 func BundleTag(hexHash string) []byte {
-	return []byte(`<script src="` + BundlePath + `?v=` + hexHash + `" id="trustedserver-js"></script>`)
+	return []byte(bundleOpen + BundlePath + `?v=` + hexHash + `" id="trustedserver-js"></script>`)
 }
+
+// bundleOpen starts the bundle tag.
+const bundleOpen = `<script src="`
 
 // The ad-slots and bids scripts: their data, a JSON text written as a
 // JavaScript string (escapeJSString), goes between open and close.

@@ -156,13 +156,16 @@ func (rw *rewriter) keptAttr(name []byte) bool {
 
 // cspMetaDone reads a <meta> start tag, raw, that ends at end, as a
 // policy when it is one (HTML §4.2.5.3: http-equiv "content-security-policy",
-// in any ASCII case, and a content attribute; the first of each counts).
+// in any ASCII case, and a content attribute; the first of each counts;
+// both values as the tokenizer decodes their character references).
 // A policy found anywhere is read, not only in <head> where a browser
 // enforces it: keeping more content byte for byte is safe, giving a policy
 // the loader's hash harmless. When the policy needs the loader's hash, the
 // tag is written here with it, and cspMetaDone reports true.
 func (rw *rewriter) cspMetaDone(raw []byte, end int) bool {
-	if indexFold(raw, []byte("security-policy")) < 0 {
+	// The value may spell the name with character references
+	// ("content-security&#45;policy"), which the browser decodes.
+	if indexFold(raw, []byte("security-policy")) < 0 && bytes.IndexByte(raw, '&') < 0 {
 		return false
 	}
 	rw.attrs = scanAttrs(raw, rw.attrs[:0])
@@ -179,14 +182,14 @@ func (rw *rewriter) cspMetaDone(raw []byte, end int) bool {
 	if equiv < 0 || content < 0 {
 		return false
 	}
-	if a := rw.attrs[equiv]; !foldEq(bytes.TrimSpace(raw[a.valStart:a.valEnd]), "content-security-policy") {
+	if a := rw.attrs[equiv]; !foldEq(bytes.TrimSpace([]byte(unescapeAttr(string(raw[a.valStart:a.valEnd])))), "content-security-policy") {
 		return false
 	}
 	a := rw.attrs[content]
 	val := unescapeAttr(string(raw[a.valStart:a.valEnd]))
 	var pend csp.Pending
 	if !rw.stats.HeadFound || rw.holding {
-		pend |= csp.PendingBundle | csp.PendingInline
+		pend |= headPending(rw.opts.HeadPrepend)
 	}
 	if !rw.bodyEndDone {
 		pend |= csp.PendingInline
@@ -241,4 +244,19 @@ func appendAttrEscaped(dst []byte, v string, q byte) []byte {
 		}
 	}
 	return dst
+}
+
+// headPending is what the head injection b, not yet written, holds: an
+// ad-slots script only on an eligible page, the bundle tag on every page.
+// A policy read before it is given the loader's hash only for an inline
+// script it holds, so that an ad-free page's policy is left as it is.
+func headPending(b []byte) csp.Pending {
+	var p csp.Pending
+	if bytes.Contains(b, []byte(adSlotsOpen)) {
+		p |= csp.PendingInline
+	}
+	if bytes.Contains(b, []byte(bundleOpen)) {
+		p |= csp.PendingBundle
+	}
+	return p
 }
