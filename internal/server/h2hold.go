@@ -32,6 +32,16 @@ func streamsPerConnection(requestBound int) int {
 	return min(max(requestBound/4, 8), 100)
 }
 
+// A client that stops reading its socket, while one of its streams has a
+// window open, keeps the connection's writes waiting on the socket: the
+// stall bound does not count that time (a slow network looks the same),
+// and a stream's write deadline cannot end a stream whose RST_STREAM waits
+// behind those writes, so every stream of the connection, and its places,
+// stayed held for as long as the client kept the connection open. The
+// client listener's HTTP2Config.WriteByteTimeout (handler.go), set to
+// server.write_timeout, closes a connection whose socket has taken no byte
+// for that long, as the per-write deadline does for HTTP/1.
+
 // streamStallTimeout is how long a write to an HTTP/2 stream may wait on
 // the client's flow-control window before the stream is reset, as for a
 // client that stopped reading (server.write_timeout, which stays the bound

@@ -41,9 +41,11 @@ func New(cfg *config.Config, h http.Handler, errorLog *log.Logger) *http.Server 
 		MaxHeaderBytes:    sc.MaxHeaderBytes,
 		ErrorLog:          errorLog,
 		ConnContext:       connContext,
-		// One connection's streams hold well under the daemon's places
-		// (h2hold.go).
-		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: streamsPerConnection(sc.RequestBound())},
+		// One connection's streams hold well under the daemon's places,
+		// and a connection whose socket takes no byte for write_timeout
+		// is closed (h2hold.go).
+		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: streamsPerConnection(sc.RequestBound()),
+			WriteByteTimeout: sc.WriteTimeout.Duration},
 		// RefuseH2Preface answers OPTIONS *, so that every request reaches
 		// the handler (see framingConn.nextRequest).
 		DisableGeneralOptionsHandler: true,
