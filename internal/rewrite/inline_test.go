@@ -182,7 +182,7 @@ func FuzzInlineText(f *testing.F) {
 			close = "</style>"
 		}
 		page := "<p>" + open + body + close + "<p>"
-		want := "<p>" + open + refText(body, "origin.pub.example", "www.pub.example", "https", bareNever) + close + "<p>"
+		want := "<p>" + open + refTextResponse(body, "origin.pub.example", "www.pub.example", "https", bareNever) + close + "<p>"
 		saved := havePairVector
 		defer func() { havePairVector = saved }()
 		for _, on := range []bool{saved, false} {
