@@ -29,12 +29,6 @@ func refText(text, origin, reqHost, scheme string, bare int) string {
 	hostChar := func(c byte) bool {
 		return strings.IndexByte("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._", c) >= 0
 	}
-	full, esc := scheme+"://"+reqHost, scheme+`:\/\/`+reqHost
-	forms := []struct{ prefix, repl, scheme string }{
-		{"https://", full, "https"}, {"http://", full, "http"},
-		{`https:\/\/`, esc, "https"}, {`http:\/\/`, esc, "http"},
-		{"//", "//" + reqHost, ""}, {`\/\/`, `\/\/` + reqHost, ""},
-	}
 	var out strings.Builder
 	last, i := 0, 0
 	for {
@@ -44,11 +38,16 @@ func refText(text, origin, reqHost, scheme string, bare int) string {
 		}
 		at := i + k
 		i = at + len(name)
-		from, repl, sch, found := 0, "", "", false
-		for _, f := range forms {
-			if strings.HasSuffix(low[last:at], f.prefix) {
-				from, repl, sch, found = at-len(f.prefix), f.repl, f.scheme, true
-				break
+		from, repl, sch := 0, "", ""
+		// A scheme and slashes or backslashes, or slashes alone, JSON's
+		// "\/" among them (refSeparators): the separators stay as written.
+		form, start, keep, found := refSeparators(low, last, at)
+		if found {
+			from, repl, sch = start, text[keep:at]+reqHost, form
+			if form == "//" {
+				sch = ""
+			} else {
+				repl = scheme + repl
 			}
 		}
 		if !found {
@@ -74,9 +73,9 @@ func refText(text, origin, reqHost, scheme string, bare int) string {
 			for p < len(text) && text[p] >= '0' && text[p] <= '9' {
 				p++
 			}
-			got := text[to+1 : p]
-			var portOK bool
+			got, portOK := refPortNumber(text[to+1 : p])
 			switch {
+			case !portOK:
 			case port != "":
 				portOK = got == port
 			case sch == "https":
