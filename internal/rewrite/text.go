@@ -351,8 +351,8 @@ type hostFinder struct {
 	// answers of sf and sb, -2 when not asked yet.
 	sb           slashFinder
 	nextS, nextB int
-	ff    foldFinder
-	pre   string
+	ff           foldFinder
+	pre          string
 	// listed: the names in the text are known (listHostFinder): at holds
 	// where each begins, in order, and s is the text.
 	listed bool
