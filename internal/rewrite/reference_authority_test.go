@@ -66,12 +66,12 @@ func refPortNumber(digits string) (string, bool) {
 var refAuthorities = regexp.MustCompile(`[/\\]{2,}([^/\\?# \t\n\r\f]*)`)
 
 // refRespell rewrites, in the decoded URL value v, the authorities whose
-// host is the origin's in another spelling than its name (percent-encoded,
-// or another form of its IPv4 address), by the forms and port rules of
+// host is an IPv4 origin's in another spelling than its own (another form
+// of the address, percent-encoded or not), by the forms and port rules of
 // the name.
 func (r refRules) refRespell(v string) (string, bool) {
-	if strings.HasPrefix(r.host, "[") {
-		return v, false // an IPv6 origin's other spellings are left
+	if _, ipv4, _ := refIPv4(r.host); !ipv4 {
+		return v, false // only an IPv4 origin's other spellings are followed
 	}
 	lv := refLower(v)
 	var out strings.Builder

@@ -73,12 +73,10 @@ type hostRewriter struct {
 	plainName bool
 	val       []byte // scratch: the rewritten value of rewriteRawValue
 	// v4 is the origin's IPv4 address when isV4, whose other spellings
-	// (127.1, 0x7f.0.0.1) a URL attribute may use; respell: the origin is
-	// no IPv6 literal, so that a host percent-encoded or in another IPv4
-	// spelling may name it (respell.go).
-	v4          uint32
-	isV4        bool
-	respellable bool
+	// (127.1, 0x7f.0.0.1, 127%2e0%2e0%2e1) a URL attribute may use
+	// (respell.go).
+	v4   uint32
+	isV4 bool
 	alt         []byte // scratch: rewriteSpellings' output
 }
 
@@ -95,7 +93,6 @@ func (h *hostRewriter) reset(originHost, requestHost, scheme string) {
 	}
 	h.esc = append(append(append(h.esc[:0], scheme...), `:\/\/`...), requestHost...)
 	h.v4, h.isV4 = parseIPv4(h.hostB)
-	h.respellable = len(h.hostB) > 0 && h.name[0] != '['
 	h.plainName = true
 	for i := 0; i < len(h.name); i++ {
 		if c := h.name[i]; !isHostChar(c) && c != ':' && c != '[' && c != ']' {
@@ -297,7 +294,7 @@ func (h *hostRewriter) rewriteForms(dst, v []byte, kind attrKind, names []int) (
 	}
 	start := len(dst)
 	out, changed := h.rewriteNames(dst, v, kind, names)
-	if !h.mayRespell(v) {
+	if !h.mayRespell(kind) {
 		return out, changed
 	}
 	src := v
@@ -362,7 +359,7 @@ func (h *hostRewriter) rewriteString(v string, kind attrKind) (string, bool) {
 // new decoded value is re-encoded for its quoting context. The result is
 // valid until the next call.
 func (h *hostRewriter) rewriteRawValue(raw []byte, quote byte, kind attrKind) ([]byte, bool) {
-	hasHost := containsFold(raw, h.hostB) || h.mayRespellKind(raw, kind)
+	hasHost := containsFold(raw, h.hostB) || h.mayRespell(kind)
 	if bytes.IndexByte(raw, '&') < 0 {
 		if !hasHost {
 			return nil, false // the common case, without allocating

@@ -88,7 +88,7 @@ func (r refRules) rewrite(v, kind string) (string, bool) {
 		out.WriteString(v[done:])
 		v = out.String()
 	}
-	// Other spellings of the host, in the URL attributes.
+	// Other spellings of an IPv4 origin's host, in the URL attributes.
 	if alt, ok := r.refRespell(v); ok {
 		return alt, true
 	}
