@@ -77,7 +77,7 @@ type hostRewriter struct {
 	// (respell.go).
 	v4   uint32
 	isV4 bool
-	alt         []byte // scratch: rewriteSpellings' output
+	alt  []byte // scratch: rewriteSpellings' output
 }
 
 // reset prepares the host rules for one page, reusing the buffers.
