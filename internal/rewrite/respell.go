@@ -68,13 +68,13 @@ func (h *hostRewriter) rewriteSpellings(dst, v []byte) ([]byte, bool) {
 	return append(dst, v[last:]...), true
 }
 
-// maxHostBytes bounds a host that may be the origin's once decoded: a
-// domain name has at most 253 bytes, and percent-encoding triples them.
+// maxHostBytes bounds a host that may be the origin's address once
+// decoded: "255.255.255.255" with a few leading zeros, percent-encoded.
 const maxHostBytes = 3 * 256
 
 // hostIs reports whether the raw host (without userinfo or port) is the
-// origin's host as the URL parser reads it: percent-decoded, ASCII
-// lower-cased and, when it ends in a number, as an IPv4 address.
+// IPv4 origin's address as the URL parser reads it: percent-decoded, ASCII
+// lower-cased ("0X7F") and read by the IPv4 parser.
 func (h *hostRewriter) hostIs(raw []byte) bool {
 	if len(raw) == 0 || len(raw) > maxHostBytes {
 		return false
@@ -89,9 +89,6 @@ func (h *hostRewriter) hostIs(raw []byte) bool {
 		}
 		buf[n], n = lower(c), n+1
 	}
-	host := buf[:n]
-	if a, ok := parseIPv4(host); ok {
-		return h.isV4 && a == h.v4
-	}
-	return !h.isV4 && !endsInNumber(host) && bytes.Equal(host, h.hostB)
+	a, ok := parseIPv4(buf[:n])
+	return ok && h.isV4 && a == h.v4
 }
