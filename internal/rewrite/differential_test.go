@@ -109,6 +109,8 @@ func TestDifferentialCorpus(t *testing.T) {
 
 // diffSeeds are inputs at the edges of the tokenizer's states.
 var diffSeeds = []string{
+	`<a href="http:\\origin.pub.example/a">x</a><img srcset="a 1x, //u@ORIGIN.pub.example:0443/b 2x"><p>/\origin.pub.example</p>`,
+	`<a href="//127%2e0%2e0%2e1:8080/a"><img src="\\0x7f.1:08080/b"><a href=//origin%2Epub.example/>`,
 	"<script><!--<!<script></script><head></script><head>", "<script><!-- <1 --></script><head>",
 	"<script><!--<script></script>--></script><a href=//origin.pub.example/>",
 	"<script><!--</script><a href=//origin.pub.example/>",
@@ -144,6 +146,7 @@ func FuzzDifferential(f *testing.F) {
 		for _, o := range diffOptions("origin.pub.example") {
 			compareWithReference(t, "input", in, o, seed)
 		}
+		compareWithReference(t, "input, IPv4 origin", in, diffOptions("127.0.0.1:8080")[3], seed)
 	})
 }
 
@@ -156,6 +159,7 @@ func TestDifferentialRandomDocuments(t *testing.T) {
 		"&amp;", "&#47;", "&#46;", "&times", "&period;", "origin", ".pub.example", "<!DOCTYPE html>", "<![CDATA[", "]]>", "<?", "<plaintext>", "<img src='",
 		"<!<", "<x", "<1", "<noscript>", "</noscript>", "<iframe>", "</IFRAME>", "<xmp>", "</xmp>", "<scr", "ipt>",
 		"%2F%2F", "https%3A", "%3A", "443", "%252F", `\u002F`, `\/`, "http:", "<b data-u=", " xmlns=", "<p>", "?u=",
+		`\`, `\\`, "@", "user@", ":0443", "%2e", "%6F", "127.1", "0x7f.0.0.1", "127.0.0.1", ":8080", "<img srcset=",
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for k := range 3000 {
@@ -166,6 +170,11 @@ func TestDifferentialRandomDocuments(t *testing.T) {
 		in := []byte(b.String())
 		for _, o := range diffOptions("origin.pub.example") {
 			compareWithReference(t, fmt.Sprintf("document %d %q", k, in), in, o, uint64(k))
+		}
+		if k%3 == 0 { // an IPv4 origin, whose other spellings the URL attributes follow
+			for _, o := range diffOptions("127.0.0.1:8080")[3:] {
+				compareWithReference(t, fmt.Sprintf("document %d %q, IPv4 origin", k, in), in, o, uint64(k))
+			}
 		}
 	}
 }

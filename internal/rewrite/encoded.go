@@ -111,6 +111,9 @@ func (h *hostRewriter) matchEncoded(v []byte, last, at int, final bool) (m encMa
 		break
 	}
 	to := at + len(h.hostB)
+	if to == len(v) && !final {
+		return encMatch{more: true} // a port may follow, or a host character
+	}
 	isColon, n := encPortColon(v[to:], f)
 	if n > 0 && !isColon {
 		if !final {
@@ -256,7 +259,13 @@ func (h *hostRewriter) encRun(sink textSink, v []byte, skip int, final bool) (co
 	if pending >= 0 {
 		cut = pending - encMaxPrefix
 	} else {
-		cut = h.encHoldFrom(v, len(v)-len(h.hostB)+1-encMaxPrefix) - nulWindow
+		cut = h.encHoldFrom(v, len(v)-len(h.hostB)+1-encMaxPrefix)
+		if nulBefore(v, cut, nulWindow) {
+			// The bytes nulBefore reads for a reference after cut: only a
+			// NUL among them decides anything, so that a text without one
+			// streams.
+			cut -= nulWindow
+		}
 	}
 	consumed, nextSkip = keepTail(sink, v, last, i, cut)
 	return consumed, nextSkip, changed
@@ -301,33 +310,36 @@ func (h *hostRewriter) encMay(f *hostFinder, v []byte, final bool) bool {
 	return !final && h.encHoldFrom(v, len(v)-len(h.hostB)+1-encMaxPrefix) < len(v)
 }
 
-// encStream is the escaped forms on the way out of a text region: it
-// takes textRun's output, and holds back in tail what may begin a match.
+// encStream is the escaped forms on the way out of a text region or a
+// text response: it takes textRun's output, holds back in tail what may
+// begin a match, and writes the rest to out, adding the references it
+// replaces to *count.
 type encStream struct {
-	rw   *rewriter
-	tail []byte
-	skip int
+	hosts *hostRewriter
+	out   textSink
+	count *int
+	tail  []byte
+	skip  int
 }
 
 func (e *encStream) write(p []byte) {
-	rw := e.rw
 	if len(e.tail) == 0 {
-		n, skip, changed := rw.hosts.encRun(rw, p, e.skip, false)
+		n, skip, changed := e.hosts.encRun(e.out, p, e.skip, false)
 		e.tail, e.skip = append(e.tail, p[n:]...), skip
-		rw.stats.InlineRewritten += changed
+		*e.count += changed
 		return
 	}
 	e.tail = append(e.tail, p...)
-	n, skip, changed := rw.hosts.encRun(rw, e.tail, e.skip, false)
+	n, skip, changed := e.hosts.encRun(e.out, e.tail, e.skip, false)
 	e.tail, e.skip = e.tail[:copy(e.tail, e.tail[n:])], skip
-	rw.stats.InlineRewritten += changed
+	*e.count += changed
 }
 
 // finish writes the held tail at the end of a text region.
 func (e *encStream) finish() {
 	if len(e.tail) > 0 {
-		_, _, changed := e.rw.hosts.encRun(e.rw, e.tail, e.skip, true)
-		e.rw.stats.InlineRewritten += changed
+		_, _, changed := e.hosts.encRun(e.out, e.tail, e.skip, true)
+		*e.count += changed
 	}
 	e.tail, e.skip = e.tail[:0], 0
 }

@@ -444,11 +444,8 @@ func (rw *rewriter) flightTail(p []byte) int {
 		if !nameFoldAt(p[k:], h.hostB) || !allHostBytes(p[k+len(h.hostB):]) {
 			continue
 		}
-		for _, f := range textForms {
-			if f != "" && k >= len(f) && nameFoldAt(p[k-len(f):], []byte(f)) {
-				tail = min(tail, k-len(f)) // the first form that ends at k is the longest
-				break
-			}
+		if _, from, _, ok := sepForm(p, 0, k); ok {
+			tail = min(tail, from)
 		}
 		break
 	}

@@ -182,7 +182,7 @@ func FuzzInlineText(f *testing.F) {
 			close = "</style>"
 		}
 		page := "<p>" + open + body + close + "<p>"
-		want := "<p>" + open + refText(body, "origin.pub.example", "www.pub.example", "https", bareNever) + close + "<p>"
+		want := "<p>" + open + refTextResponse(body, "origin.pub.example", "www.pub.example", "https", bareNever) + close + "<p>"
 		saved := havePairVector
 		defer func() { havePairVector = saved }()
 		for _, on := range []bool{saved, false} {
@@ -193,4 +193,36 @@ func FuzzInlineText(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestInlineBackslashSpellingsRewritten: inside a page's text, scripts and
+// other attributes, and in text responses, a backslash is a slash before
+// the origin's host, as the URL parser reads it, and a port's leading
+// zeros do not make another port: such references went to the origin.
+func TestInlineBackslashSpellingsRewritten(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"text", `<p>See http:\\origin.pub.example/a</p>`, `<p>See https:\\www.pub.example/a</p>`},
+		{"script, escaped backslashes", `<script>u="\\\\origin.pub.example/a"</script>`, `<script>u="\\\\www.pub.example/a"</script>`},
+		{"script, mixed", `<script>u="https:\/origin.pub.example"+"/\\origin.pub.example"</script>`, `<script>u="https:\/www.pub.example"+"/\\www.pub.example"</script>`},
+		{"meta content", `<meta property="og:image" content="/\origin.pub.example/i.png">`, `<meta property="og:image" content="/\www.pub.example/i.png">`},
+		{"port zeros", `<p>https://origin.pub.example:0443/ //origin.pub.example:00443/</p>`, `<p>https://www.pub.example/ //www.pub.example/</p>`},
+		{"one backslash stays", `<p>\origin.pub.example http:\origin.pub.example</p>`, `<p>\origin.pub.example http:\origin.pub.example</p>`},
+	} {
+		t.Run(tc.name, func(t *testing.T) { inlineAnyReads(t, tc.in, tc.want, 20) })
+	}
+	for _, tc := range []struct {
+		in, want string
+		script   bool
+	}{
+		{`{"a":"http:\\\\origin.pub.example\/x"}`, `{"a":"https:\\\\www.pub.example:8443\/x"}`, true},
+		{`a{b:url(http:\\origin.pub.example/i.png)}`, `a{b:url(https:\\www.pub.example:8443/i.png)}`, false},
+		{`x="https://origin.pub.example:00443/"`, `x="https://www.pub.example:8443/"`, true},
+	} {
+		c := textCase{"origin.pub.example", tc.script}
+		for n := 1; n <= len(tc.in); n += 5 {
+			if got := rewriteTextString(t, tc.in, c, &fixedReader{s: tc.in, n: n}); got != tc.want {
+				t.Fatalf("text response %q in reads of %d: got %q, want %q", tc.in, n, got, tc.want)
+			}
+		}
+	}
 }

@@ -8,18 +8,6 @@ import "strings"
 // text or decoded attribute value. Part of the reference
 // (independence_test.go): nothing here comes from the scanner.
 
-// refPlainForms are the absolute forms of the text rules, lower case, with
-// the scheme each names ("" for protocol-relative) and whether the
-// replacement is JSON-escaped.
-var refPlainForms = []struct {
-	prefix, scheme string
-	escaped        bool
-}{
-	{"https://", "https", false}, {"http://", "http", false},
-	{`https:\/\/`, "https", true}, {`http:\/\/`, "http", true},
-	{"//", "", false}, {`\/\/`, "", true},
-}
-
 // refEscapes are the escaped spellings of "//" before a host: the two
 // slashes, the ':' after a scheme (and a port's ':', which may also be
 // written plainly), and how the request host's ':', '[' and ']' are
@@ -64,20 +52,13 @@ func (r refRules) refInline(text string, plain bool) (string, int) {
 		i = at + 1
 		before := low[last:at]
 		from, scheme, repl, portColon, found := 0, "", "", ":", false
-		for _, f := range refPlainForms {
-			if plain && strings.HasSuffix(before, f.prefix) {
-				from, scheme, found = at-len(f.prefix), f.scheme, true
-				switch {
-				case f.scheme != "" && f.escaped:
-					repl = r.scheme + `:\/\/` + r.reqHost
-				case f.scheme != "":
-					repl = r.scheme + "://" + r.reqHost
-				case f.escaped:
-					repl = `\/\/` + r.reqHost
-				default:
-					repl = "//" + r.reqHost
-				}
-				break
+		// The absolute forms: a scheme and slashes or backslashes, or
+		// slashes alone (refSeparators), JSON's "\/" among them.
+		if form, start, keep, ok := refSeparators(low, last, at); plain && ok {
+			from, found = start, true
+			repl = r.refReplacement(form, text[keep:at])
+			if form != "//" {
+				scheme = form
 			}
 		}
 		for _, e := range refEscapes {

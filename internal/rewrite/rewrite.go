@@ -282,7 +282,7 @@ func (rw *rewriter) reset(dst io.Writer, opts *Options, quirks bool) {
 	rw.holding, rw.charsetSeen, rw.held, rw.inl = false, false, rw.held[:0], inlineText{}
 	rw.hosts.reset(opts.OriginHost, opts.RequestHost, opts.RequestScheme)
 	rw.hosts.enc.reset(opts.Inline, rw.hosts.name, opts.RequestHost)
-	rw.encs = encStream{rw: rw, tail: rw.encs.tail[:0]}
+	rw.encs = encStream{hosts: &rw.hosts, out: rw, count: &rw.stats.InlineRewritten, tail: rw.encs.tail[:0]}
 	rw.fl.reset()
 	rw.flight = flightOff
 	rw.names.stale()
@@ -322,7 +322,7 @@ func (rw *rewriter) release() {
 	if cap(rw.hosts.val) > 4*readSize {
 		rw.hosts.val = nil
 	}
-	rw.encs.rw = nil
+	rw.encs.out, rw.encs.hosts, rw.encs.count = nil, nil, nil
 	pool.Put(rw)
 }
 

@@ -124,6 +124,10 @@ func (rw *rewriter) startTagDone(raw []byte, end int) {
 		refs := amp && rw.hosts.refsMayMakeHost(raw)
 		s.urlAttr = refs || rw.nameIn(s.tokStart, end)
 		switch {
+		case rw.hosts.isV4:
+			// A URL value may spell the origin's address otherwise
+			// (respell.go): every value is looked at.
+			s.urlAttr = true
 		case !amp:
 			by = byNamePlain
 		case !refs:
@@ -254,7 +258,7 @@ var endsName = func() (e [256]bool) {
 // rewriteRawValue changes nothing, and rewriteAttrs is not called.
 func (rw *rewriter) checkURLValue(from, to int) {
 	v := rw.buf[from:to]
-	hasHost := containsFold(v, rw.hosts.hostB)
+	hasHost := containsFold(v, rw.hosts.hostB) || rw.hosts.isV4
 	rw.urlAttr = rw.urlAttr || hasHost ||
 		(bytes.IndexByte(v, '&') >= 0 && rw.hosts.refsMayMakeHost(v))
 	rw.urlValue = -1

@@ -75,66 +75,64 @@ func bareAllowed(b byte, kind attrKind) bool {
 // continue a host name (a quote, ')', '<', '\\', '/', white space...).
 func endsText(c byte) bool { return !isHostChar(c) && c != ':' }
 
-// matchText is match for the text kinds. prev is the byte before v[0] (0
-// at the start of a text). more reports that v ends before the match can
-// be decided; it is never set when final.
-func (h *hostRewriter) matchText(v []byte, last, at int, kind attrKind, prev byte, final bool) (from, to int, repl []byte, ok, more bool) {
-	prefix := v[last:at]
-	var f urlForm
-	switch {
-	case endsWithFold(prefix, "https://"):
-		f, from, repl = formHTTPS, at-len("https://"), h.repl
-	case endsWithFold(prefix, "http://"):
-		f, from, repl = formHTTP, at-len("http://"), h.repl
-	case endsWithFold(prefix, `https:\/\/`):
-		f, from, repl = formHTTPS, at-len(`https:\/\/`), h.esc
-	case endsWithFold(prefix, `http:\/\/`):
-		f, from, repl = formHTTP, at-len(`http:\/\/`), h.esc
-	case endsWithFold(prefix, "//"):
-		f, from, repl = formRelative, at-len("//"), h.repl[h.relAt:]
-	case endsWithFold(prefix, `\/\/`):
-		f, from, repl = formRelative, at-len(`\/\/`), h.esc[h.relAt:]
-	default:
+// matchText is match for the text kinds: the forms of sepForm, without a
+// userinfo, or a bare host where bareAllowed. prev is the byte before
+// v[0] (0 at the start of a text). more reports that v ends before the
+// match can be decided; it is never set when final.
+func (h *hostRewriter) matchText(v []byte, last, at int, kind attrKind, prev byte, final bool) (m refMatch, ok, more bool) {
+	f, from, keep, found := sepForm(v, last, at)
+	if !found {
 		b := prev
 		if at > 0 {
 			b = v[at-1]
 		}
 		if !bareAllowed(b, kind) {
-			return 0, 0, nil, false, false
+			return m, false, false
 		}
-		f, from, repl = formBare, at, h.repl[h.bareAt:]
+		f, from, keep = formBare, at, at
 	}
 	if kind == kindContent && f == formRelative && nulBefore(v, from, nulWindow) {
-		return 0, 0, nil, false, false
+		return m, false, false
 	}
-	to = at + len(h.hostB)
+	m = refMatch{from: from, keep: keep, sep: at, scheme: f == formHTTPS || f == formHTTP}
+	to := at + len(h.hostB)
 	if to < len(v) && v[to] == ':' {
 		p := to + 1
 		for p < len(v) && p-to-1 < maxPortDigits && v[p] >= '0' && v[p] <= '9' {
 			p++
 		}
 		if p == len(v) && !final {
-			return 0, 0, nil, false, true
+			return m, false, true
 		}
 		if p-to-1 == maxPortDigits || !h.portOK(v[to+1:p], f) {
-			return 0, 0, nil, false, false
+			return m, false, false
 		}
 		to = p
 	} else if to == len(v) && !final {
-		return 0, 0, nil, false, true
+		return m, false, true
 	} else if h.port != "" {
-		return 0, 0, nil, false, false
+		return m, false, false
 	}
+	m.to = to
 	if to == len(v) {
 		if !final {
-			return 0, 0, nil, false, true
+			return m, false, true
 		}
-		return from, to, repl, true, false
+		return m, true, false
 	}
 	if kind == kindContent && v[to] == 0 {
-		return 0, 0, nil, false, false // see nulBefore
+		return m, false, false // see nulBefore
 	}
-	return from, to, repl, endsText(v[to]), false
+	return m, endsText(v[to]), false
+}
+
+// writeMatch writes the replacement of m to sink.
+func (h *hostRewriter) writeMatch(sink textSink, v []byte, m refMatch) {
+	if m.scheme {
+		sink.write(h.repl[:h.relAt-1])
+	}
+	sink.write(v[m.keep:m.sep])
+	sink.write(h.repl[h.bareAt:])
 }
 
 // nulBefore reports a NUL among the n bytes of v before i. Inside a page
@@ -188,7 +186,7 @@ func (h *hostRewriter) textRunWith(find *hostFinder, sink textSink, v []byte, ki
 			i = max(i, len(v)-len(h.hostB)+1)
 			break
 		}
-		from, to, repl, ok, more := h.matchText(v, last, at, kind, prev, final)
+		m, ok, more := h.matchText(v, last, at, kind, prev, final)
 		if more {
 			pending, i = at, at
 			break
@@ -197,9 +195,9 @@ func (h *hostRewriter) textRunWith(find *hostFinder, sink textSink, v []byte, ki
 		if !ok {
 			continue
 		}
-		sink.write(v[last:from])
-		sink.write(repl)
-		last, i = to, to
+		sink.write(v[last:m.from])
+		h.writeMatch(sink, v, m)
+		last, i = m.to, m.to
 		changed++
 	}
 	if final {
@@ -233,45 +231,54 @@ func keepTail(sink textSink, v []byte, last, i, cut int) (consumed, nextSkip int
 	return cut, max(0, i-cut)
 }
 
-// textForms are the forms a host may follow in text, lower case.
-var textForms = [...]string{"https://", "http://", `https:\/\/`, `http:\/\/`, "//", `\/\/`, ""}
-
 // holdFrom is the first k from start on where v[k:] may begin a match
-// that continues after v: a prefix, in any letter case, of a form
-// followed by the host name. It is len(v) when there is none.
+// that continues after v (mayBeginRef). It is len(v) when there is none.
 func (h *hostRewriter) holdFrom(v []byte, start int) int {
 	for k := max(start, 0); k < len(v); k++ {
 		c := lower(v[k])
-		if c != 'h' && c != '/' && c != '\\' && c != h.hostB[0] {
+		if c != 'h' && !isSlash(c) && c != h.hostB[0] {
 			continue
 		}
-		for _, f := range textForms {
-			if prefixOfFormHost(v[k:], f, h.hostB) {
-				return k
-			}
+		if h.mayBeginRef(v[k:]) {
+			return k
 		}
 	}
 	return len(v)
 }
 
-// prefixOfFormHost reports whether t is, in any letter case, a proper
-// prefix of form followed by name.
-func prefixOfFormHost(t []byte, form string, name []byte) bool {
-	if len(t) >= len(form)+len(name) {
-		return false // the whole host is in t: found, and decided, by textRun
+// mayBeginRef reports whether t is, in any letter case, a proper prefix
+// of a form of the text rules followed by the host name: "http:" or
+// "https:" and up to maxSlashRun slashes, or slashes alone, and then the
+// name (after two slashes at least), or the name alone.
+func (h *hostRewriter) mayBeginRef(t []byte) bool {
+	if prefixOfName(t, h.hostB) {
+		return true
 	}
-	for i, c := range t {
-		w := byte(0)
-		if i < len(form) {
-			w = form[i]
-		} else {
-			w = name[i-len(form)]
-		}
-		if lower(c) != w {
-			return false
+	rest, slashes := t, -1 // -1: no scheme
+	for _, sch := range [...]string{"https:", "http:"} {
+		n := min(len(t), len(sch))
+		if prefixFold(t[:n], sch) {
+			if n < len(sch) {
+				return true // inside the scheme
+			}
+			rest, slashes = t[n:], maxSlashRun
+			break
 		}
 	}
-	return true
+	r := 0
+	for r < len(rest) && isSlash(rest[r]) && (slashes < 0 || r < slashes) {
+		r++
+	}
+	if r == len(rest) {
+		return r > 0 || slashes >= 0
+	}
+	return r >= 2 && prefixOfName(rest[r:], h.hostB)
+}
+
+// prefixOfName reports whether t is a proper prefix of name in any letter
+// case.
+func prefixOfName(t, name []byte) bool {
+	return len(t) < len(name) && equalFoldLower(t, name[:len(t)])
 }
 
 // appendSink collects textRun's output in a slice.
@@ -339,8 +346,13 @@ func rarestByte(name []byte) int {
 type hostFinder struct {
 	slash bool
 	sf    slashFinder
-	ff    foldFinder
-	pre   string
+	// sb finds the name after a '\\' where pre is "/": a backslash is a
+	// slash to the URL parser (authority.go). nextS and nextB are the next
+	// answers of sf and sb, -2 when not asked yet.
+	sb           slashFinder
+	nextS, nextB int
+	ff           foldFinder
+	pre          string
 	// listed: the names in the text are known (listHostFinder): at holds
 	// where each begins, in order, and s is the text.
 	listed bool
@@ -363,18 +375,22 @@ func newHostFinder(s, name []byte, rare int, pre string) hostFinder {
 // picking the pair would cost more than searching them.
 func newHostFinderPair(s, name []byte, rare int, pair pairFind, pre string) hostFinder {
 	if pre != "" && !havePairVector {
-		return hostFinder{slash: true, sf: newPrefixFinder(s, name, pre)}
+		f := hostFinder{slash: true, sf: newPrefixFinder(s, name, pre), nextS: -2, nextB: -1}
+		if pre == "/" {
+			f.sb, f.nextB = newPrefixFinder(s, name, `\`), -2
+		}
+		return f
 	}
 	return hostFinder{ff: newFoldFinderPair(s, name, rare, pair), pre: pre}
 }
 
 func (f *hostFinder) find(from int) int {
 	if f.slash {
-		return f.sf.find(from)
+		return f.findSlash(from)
 	}
 	if f.listed {
 		for ; len(f.at) > 0; f.at = f.at[1:] {
-			if at := f.at[0]; at >= from && endsWithFold(f.s[:at], f.pre) {
+			if at := f.at[0]; at >= from && endsWithPre(f.s[:at], f.pre) {
 				return at
 			}
 		}
@@ -382,11 +398,43 @@ func (f *hostFinder) find(from int) int {
 	}
 	for {
 		at := f.ff.find(from)
-		if at < 0 || endsWithFold(f.ff.s[:at], f.pre) {
+		if at < 0 || endsWithPre(f.ff.s[:at], f.pre) {
 			return at
 		}
 		from = at + 1
 	}
+}
+
+// findSlash is find by the prefix finders: the first name after either.
+func (f *hostFinder) findSlash(from int) int {
+	if f.nextS == -2 || f.nextS >= 0 && f.nextS < from {
+		f.nextS = f.sf.find(from)
+	}
+	if f.nextB == -2 || f.nextB >= 0 && f.nextB < from {
+		f.nextB = f.sb.find(from)
+	}
+	switch {
+	case f.nextS < 0:
+		return f.nextB
+	case f.nextB < 0:
+		return f.nextS
+	}
+	return min(f.nextS, f.nextB)
+}
+
+// endsWithPre reports whether s ends with pre, compared as endsWithFold
+// does but for a '/' of pre, which a '\\' matches too.
+func endsWithPre(s []byte, pre string) bool {
+	if len(s) < len(pre) {
+		return false
+	}
+	s = s[len(s)-len(pre):]
+	for i := 0; i < len(pre); i++ {
+		if c := lower(s[i]); c != pre[i] && !(pre[i] == '/' && c == '\\') {
+			return false
+		}
+	}
+	return true
 }
 
 // slashFinder finds the host name only right after a '/': every form of

@@ -29,12 +29,6 @@ func refText(text, origin, reqHost, scheme string, bare int) string {
 	hostChar := func(c byte) bool {
 		return strings.IndexByte("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._", c) >= 0
 	}
-	full, esc := scheme+"://"+reqHost, scheme+`:\/\/`+reqHost
-	forms := []struct{ prefix, repl, scheme string }{
-		{"https://", full, "https"}, {"http://", full, "http"},
-		{`https:\/\/`, esc, "https"}, {`http:\/\/`, esc, "http"},
-		{"//", "//" + reqHost, ""}, {`\/\/`, `\/\/` + reqHost, ""},
-	}
 	var out strings.Builder
 	last, i := 0, 0
 	for {
@@ -44,11 +38,16 @@ func refText(text, origin, reqHost, scheme string, bare int) string {
 		}
 		at := i + k
 		i = at + len(name)
-		from, repl, sch, found := 0, "", "", false
-		for _, f := range forms {
-			if strings.HasSuffix(low[last:at], f.prefix) {
-				from, repl, sch, found = at-len(f.prefix), f.repl, f.scheme, true
-				break
+		from, repl, sch := 0, "", ""
+		// A scheme and slashes or backslashes, or slashes alone, JSON's
+		// "\/" among them (refSeparators): the separators stay as written.
+		form, start, keep, found := refSeparators(low, last, at)
+		if found {
+			from, repl, sch = start, text[keep:at]+reqHost, form
+			if form == "//" {
+				sch = ""
+			} else {
+				repl = scheme + repl
 			}
 		}
 		if !found {
@@ -74,9 +73,9 @@ func refText(text, origin, reqHost, scheme string, bare int) string {
 			for p < len(text) && text[p] >= '0' && text[p] <= '9' {
 				p++
 			}
-			got := text[to+1 : p]
-			var portOK bool
+			got, portOK := refPortNumber(text[to+1 : p])
 			switch {
+			case !portOK:
 			case port != "":
 				portOK = got == port
 			case sch == "https":
@@ -108,6 +107,14 @@ func refText(text, origin, reqHost, scheme string, bare int) string {
 	}
 	out.WriteString(text[last:])
 	return out.String()
+}
+
+// refTextResponse is the whole of a text response's rules, and those of a
+// script or style element's content: refText, then the escaped forms of
+// the reference's inline rules (reference_inline_test.go).
+func refTextResponse(text, origin, reqHost, scheme string, bare int) string {
+	out, _ := newRefRules(origin, reqHost, scheme).refInline(refText(text, origin, reqHost, scheme, bare), false)
+	return out
 }
 
 func asciiLowerRef(s string) string {
@@ -145,6 +152,8 @@ var textSeeds = []string{
 	"https://origin.pub.exampleorigin.pub.example", "origin.pub.example:0000000443/",
 	"https://i0.wp.com/origin.pub.example/a.png", "<loc>https://origin.pub.example/</loc>",
 	"HTTPS://Origin.Pub.Example/", `http:\/\/origin.pub.example`, `\/\/origin.pub.example\/`,
+	`{"u":"/s?u=http%3A%2F%2Forigin.pub.example%2Fa","j":"http:\u002F\u002Forigin.pub.example\u002Fa"}`,
+	`["\u002F\u002Forigin.pub.example:443\u002Fi.png","https%253A%252F%252FORIGIN.pub.example%253A8080"]`,
 }
 
 // textCase is one configuration the text rules run in.
@@ -182,7 +191,7 @@ func FuzzTextRewrite(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string, seed int64, which uint8) {
 		c := textCases[int(which)%len(textCases)]
-		want := refText(in, c.origin, "www.pub.example:8443", "https", c.bare())
+		want := refTextResponse(in, c.origin, "www.pub.example:8443", "https", c.bare())
 		saved := havePairVector
 		defer func() { havePairVector = saved }()
 		for _, on := range []bool{saved, false} {
@@ -212,13 +221,40 @@ func TestTextRules(t *testing.T) {
 		{"script bare in string", `h="origin.pub.example";x/origin.pub.example`, `h="www.pub.example:8443";x/origin.pub.example`, textCase{o, true}},
 		{"origin on a port", "//origin.pub.example:8080/a origin.pub.example/b", "//www.pub.example:8443/a origin.pub.example/b", textCase{o + ":8080", false}},
 	}
+	tests = append(tests, escapedTextCases...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := rewriteTextString(t, tc.in, tc.c, strings.NewReader(tc.in)); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
-			if ref := refText(tc.in, tc.c.origin, "www.pub.example:8443", "https", tc.c.bare()); ref != tc.want {
+			if ref := refTextResponse(tc.in, tc.c.origin, "www.pub.example:8443", "https", tc.c.bare()); ref != tc.want {
 				t.Errorf("reference disagrees with the table: %q", ref)
+			}
+		})
+	}
+}
+
+// escapedTextCases are the escaped forms of the inline rules in text
+// responses: a JSON API's share link and a Nuxt payload's \u002F.
+var escapedTextCases = []struct {
+	name, in, want string
+	c              textCase
+}{
+	{"json percent-encoded", `{"u":"/s?u=http%3A%2F%2FORIGIN.pub.example%2Fa"}`, `{"u":"/s?u=https%3A%2F%2Fwww.pub.example%3A8443%2Fa"}`, textCase{"origin.pub.example", false}},
+	{"json u002F", `{"j":"http:\u002F\u002Forigin.pub.example\u002Fa"}`, `{"j":"https:\u002F\u002Fwww.pub.example:8443\u002Fa"}`, textCase{"origin.pub.example", false}},
+	{"script percent-encoded twice", `x="?u=https%253A%252F%252Forigin.pub.example"`, `x="?u=https%253A%252F%252Fwww.pub.example%253A8443"`, textCase{"origin.pub.example", true}},
+	{"escaped on another port", `"\u002F\u002Forigin.pub.example:8081\u002F"`, `"\u002F\u002Forigin.pub.example:8081\u002F"`, textCase{"origin.pub.example:8080", false}},
+}
+
+// TestTextResponsesRewriteEscapedOriginURLs: a JSON response's escaped
+// origin URLs, which the same bytes inside a page lose, are rewritten too.
+func TestTextResponsesRewriteEscapedOriginURLs(t *testing.T) {
+	for _, tc := range escapedTextCases {
+		t.Run(tc.name, func(t *testing.T) {
+			for n := 1; n <= len(tc.in); n += 7 {
+				if got := rewriteTextString(t, tc.in, tc.c, &fixedReader{s: tc.in, n: n}); got != tc.want {
+					t.Fatalf("reads of %d bytes: got %q, want %q", n, got, tc.want)
+				}
 			}
 		})
 	}
@@ -271,7 +307,7 @@ func (r *lagReader) Read(p []byte) (int, error) {
 func TestTextRejectedHostNotDecidedAgain(t *testing.T) {
 	for _, in := range textSeeds {
 		for _, c := range textCases {
-			want := refText(in, c.origin, "www.pub.example:8443", "https", c.bare())
+			want := refTextResponse(in, c.origin, "www.pub.example:8443", "https", c.bare())
 			for n := 1; n <= 40; n++ {
 				got := rewriteTextString(t, in, c, &fixedReader{s: in, n: n})
 				if got != want {

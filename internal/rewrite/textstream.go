@@ -29,6 +29,7 @@ type TextStats struct {
 // textRewriter is the pooled state of one text rewrite.
 type textRewriter struct {
 	hosts hostRewriter
+	encs  encStream // the escaped forms after the text rules (encoded.go)
 	buf   []byte
 	dst   io.Writer
 	stats TextStats
@@ -58,8 +59,14 @@ func RewriteText(dst io.Writer, src io.Reader, opts *TextOptions) (TextStats, er
 	defer textPool.Put(t)
 	t.dst, t.stats, t.err = dst, TextStats{}, nil
 	t.hosts.reset(opts.OriginHost, opts.RequestHost, opts.RequestScheme)
+	// A text response gets the escaped forms of a page's inline content
+	// (docs/behaviour.md, "Text responses"): a JSON API or a Nuxt payload
+	// writes the same percent-encoded share links and \u002F-escaped URLs
+	// as the page it serves.
+	t.hosts.enc.reset(true, t.hosts.name, opts.RequestHost)
+	t.encs = encStream{hosts: &t.hosts, out: t, count: &t.stats.Rewritten, tail: t.encs.tail[:0]}
 	err := t.run(src, opts)
-	t.dst = nil
+	t.dst, t.encs.out, t.encs.hosts, t.encs.count = nil, nil, nil, nil
 	return t.stats, err
 }
 
@@ -83,7 +90,10 @@ func (t *textRewriter) run(src io.Reader, opts *TextOptions) error {
 		n += m
 		t.stats.InBytes += int64(m)
 		final := rerr == io.EOF
-		used, next, changed := t.hosts.textRun(t, t.buf[:n], kind, prev, skip, final)
+		used, next, changed := t.hosts.textRun(&t.encs, t.buf[:n], kind, prev, skip, final)
+		if final {
+			t.encs.finish()
+		}
 		skip = next
 		t.stats.Rewritten += changed
 		if used > 0 {

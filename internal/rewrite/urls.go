@@ -72,6 +72,12 @@ type hostRewriter struct {
 	// or to & < > ") can produce part of it (see refsMayMakeHost).
 	plainName bool
 	val       []byte // scratch: the rewritten value of rewriteRawValue
+	// v4 is the origin's IPv4 address when isV4, whose other spellings
+	// (127.1, 0x7f.0.0.1, 127%2e0%2e0%2e1) a URL attribute may use
+	// (respell.go).
+	v4   uint32
+	isV4 bool
+	alt  []byte // scratch: rewriteSpellings' output
 }
 
 // reset prepares the host rules for one page, reusing the buffers.
@@ -86,6 +92,7 @@ func (h *hostRewriter) reset(originHost, requestHost, scheme string) {
 		h.pair = newPairFind(h.hostB, h.rare)
 	}
 	h.esc = append(append(append(h.esc[:0], scheme...), `:\/\/`...), requestHost...)
+	h.v4, h.isV4 = parseIPv4(h.hostB)
 	h.plainName = true
 	for i := 0; i < len(h.name); i++ {
 		if c := h.name[i]; !isHostChar(c) && c != ':' && c != '[' && c != ']' {
@@ -121,6 +128,7 @@ const (
 // the default port written out: 443 after https://, 80 after http://, and
 // either after // or a bare host, whose scheme is the page's.
 func (h *hostRewriter) portOK(p []byte, f urlForm) bool {
+	p = portValue(p)
 	if h.port != "" {
 		return string(p) == h.port
 	}
@@ -136,6 +144,7 @@ func (h *hostRewriter) portOK(p []byte, f urlForm) bool {
 // endsHost reports whether the byte after a host match ends the authority.
 // A host followed by more host characters ("origin.example.evil.com") or a
 // port (a different origin) is not the origin host, so it is left alone.
+// ',' ends a candidate of srcset.
 func endsHost(v []byte, i int) bool {
 	if i >= len(v) {
 		return true
@@ -184,43 +193,66 @@ func endsWithFold(s []byte, suffix string) bool {
 	return true
 }
 
+// refMatch is one origin reference in a value: v[from:to] is replaced by
+// request_scheme (when scheme), the separators v[keep:sep] as written,
+// and the request host. A userinfo between sep and the host is dropped.
+type refMatch struct {
+	from, keep, sep, to int
+	scheme              bool
+}
+
 // match reports whether the origin name found at at is a rewritable origin
-// reference in v (compared in any ASCII letter case), and if so where the
-// replaced text starts and ends and what replaces it. last is where the
-// unconsumed part of the value begins, so a scheme already consumed is
-// never matched twice.
-func (h *hostRewriter) match(v []byte, last, at int, kind attrKind) (from, to int, repl []byte, ok bool) {
-	prefix := v[last:at]
-	var f urlForm
+// reference in the URL value v (compared in any ASCII letter case), and
+// where it starts and ends (refMatch). last is where the unconsumed part
+// of the value begins, so a scheme already consumed is never matched
+// twice. The forms are those of sepForm, with a userinfo between them and
+// the host, and the bare host of startsBare.
+func (h *hostRewriter) match(v []byte, last, at int, kind attrKind) (m refMatch, ok bool) {
+	sep := at
+	if at > last && v[at-1] == '@' {
+		sep = userinfoStart(v, last, at)
+	}
+	f, from, keep, found := sepForm(v, last, sep)
 	switch {
-	case endsWithFold(prefix, "https://"):
-		f, from, repl = formHTTPS, at-len("https://"), h.repl
-	case endsWithFold(prefix, "http://"):
-		f, from, repl = formHTTP, at-len("http://"), h.repl
-	case endsWithFold(prefix, "//"):
-		f, from, repl = formRelative, at-len("//"), h.repl[h.relAt:]
-	case startsBare(v, at, kind):
-		f, from, repl = formBare, at, h.repl[h.bareAt:]
+	case found:
+	case sep == at && startsBare(v, at, kind) && kind != kindImageSrcset:
+		f, from, keep = formBare, at, at
 	default:
-		return 0, 0, nil, false
+		return m, false
 	}
-	if kind == kindImageSrcset && f == formBare {
-		return 0, 0, nil, false
+	to, ok := h.portEnd(v, at+len(h.name), f)
+	if !ok {
+		return m, false
 	}
-	to = at + len(h.name)
+	return refMatch{from: from, keep: keep, sep: sep, to: to, scheme: f == formHTTPS || f == formHTTP}, true
+}
+
+// portEnd decides what follows a host of v that ends at to: a port, in at
+// most five digits, that keeps it the origin (portOK), and a byte that
+// ends the host (endsHost). It returns where the reference ends.
+func (h *hostRewriter) portEnd(v []byte, to int, f urlForm) (int, bool) {
 	if to < len(v) && v[to] == ':' {
 		p := to + 1
-		for p < len(v) && v[p] >= '0' && v[p] <= '9' {
+		for p < len(v) && p-to-1 < maxPortDigits && v[p] >= '0' && v[p] <= '9' {
 			p++
 		}
-		if !h.portOK(v[to+1:p], f) {
-			return 0, 0, nil, false
+		if p-to-1 == maxPortDigits || !h.portOK(v[to+1:p], f) {
+			return 0, false
 		}
 		to = p
 	} else if h.port != "" {
-		return 0, 0, nil, false
+		return 0, false
 	}
-	return from, to, repl, endsHost(v, to)
+	return to, endsHost(v, to)
+}
+
+// appendMatch appends the replacement of m, with host as the request host.
+func (h *hostRewriter) appendMatch(dst, v []byte, m refMatch, host []byte) []byte {
+	if m.scheme {
+		dst = append(dst, h.repl[:h.relAt-1]...)
+	}
+	dst = append(dst, v[m.keep:m.sep]...)
+	return append(dst, host...)
 }
 
 // rewrite applies the URL rules (docs/behaviour.md, "URL rewriting") to a
@@ -260,6 +292,26 @@ func (h *hostRewriter) rewriteForms(dst, v []byte, kind attrKind, names []int) (
 	if isTextKind(kind) {
 		return h.rewriteTextValue(dst, v, kind, names)
 	}
+	start := len(dst)
+	out, changed := h.rewriteNames(dst, v, kind, names)
+	if !h.mayRespell(kind) {
+		return out, changed
+	}
+	src := v
+	if changed {
+		src = out[start:]
+	}
+	alt, altChanged := h.rewriteSpellings(h.alt[:0], src)
+	h.alt = alt
+	if !altChanged {
+		return out, changed
+	}
+	return append(out[:start], alt...), true
+}
+
+// rewriteNames is rewriteForms for the origin's name as it is written in
+// the origin's URL, in any letter case.
+func (h *hostRewriter) rewriteNames(dst, v []byte, kind attrKind, names []int) ([]byte, bool) {
 	start, last, changed := len(dst), 0, false
 	listed := len(names) > 0
 	for i := 0; i < len(v); {
@@ -278,13 +330,12 @@ func (h *hostRewriter) rewriteForms(dst, v []byte, kind attrKind, names []int) (
 			break
 		}
 		i = at + len(h.hostB)
-		from, to, repl, ok := h.match(v, last, at, kind)
+		m, ok := h.match(v, last, at, kind)
 		if !ok {
 			continue
 		}
-		dst = append(dst, v[last:from]...)
-		dst = append(dst, repl...)
-		last, i, changed = to, to, true
+		dst = h.appendMatch(append(dst, v[last:m.from]...), v, m, h.repl[h.bareAt:])
+		last, i, changed = m.to, m.to, true
 	}
 	if !changed {
 		return dst[:start], false
@@ -308,7 +359,7 @@ func (h *hostRewriter) rewriteString(v string, kind attrKind) (string, bool) {
 // new decoded value is re-encoded for its quoting context. The result is
 // valid until the next call.
 func (h *hostRewriter) rewriteRawValue(raw []byte, quote byte, kind attrKind) ([]byte, bool) {
-	hasHost := containsFold(raw, h.hostB)
+	hasHost := containsFold(raw, h.hostB) || h.mayRespell(kind)
 	if bytes.IndexByte(raw, '&') < 0 {
 		if !hasHost {
 			return nil, false // the common case, without allocating

@@ -84,30 +84,36 @@ func (r refRules) rewrite(v, kind string) (string, bool) {
 		out.WriteString(repl)
 		done, from, changed = end, end, true
 	}
-	if !changed {
-		return v, false
+	if changed {
+		out.WriteString(v[done:])
+		v = out.String()
 	}
-	out.WriteString(v[done:])
-	return out.String(), true
+	// Other spellings of an IPv4 origin's host, in the URL attributes.
+	if alt, ok := r.refRespell(v); ok {
+		return alt, true
+	}
+	return v, changed
 }
 
 // occurrence decides the origin host name found at lv[at:]: whether it is
-// written https://, http://, // or bare (the scheme part lying after
-// lv[:done], which is already rewritten), whether its port keeps it the
-// origin, and whether it ends the host. It returns the text to replace,
-// lv[start:end], and its replacement.
+// written after a scheme and slashes or backslashes, after slashes alone
+// (refSeparators; with a userinfo between them and the host, which is
+// dropped) or bare (the scheme part lying after lv[:done], which is
+// already rewritten), whether its port keeps it the origin, and whether
+// it ends the host. It returns the text to replace, lv[start:end], and
+// its replacement: the separators as written, after request_scheme when
+// they have a scheme, and request_host.
 func (r refRules) occurrence(lv string, done, at int, kind string) (start, end int, repl string, ok bool) {
-	before := lv[done:at]
-	form := ""
+	sep := at
+	if at > done && lv[at-1] == '@' {
+		sep = done + strings.LastIndexAny(lv[done:at-1], "/\\?# \t\n\r\f") + 1
+	}
+	form, start, keep, found := refSeparators(lv, done, sep)
 	switch {
-	case strings.HasSuffix(before, "https://"):
-		form, start, repl = "https", at-len("https://"), r.scheme+"://"+r.reqHost
-	case strings.HasSuffix(before, "http://"):
-		form, start, repl = "http", at-len("http://"), r.scheme+"://"+r.reqHost
-	case strings.HasSuffix(before, "//"):
-		form, start, repl = "//", at-len("//"), "//"+r.reqHost
-	case kind == "href" && at == 0,
-		kind == "srcset" && (at == 0 || !strings.ContainsRune("abcdefghijklmnopqrstuvwxyz0123456789-._", rune(lv[at-1]))):
+	case found:
+		repl = r.refReplacement(form, lv[keep:sep])
+	case sep == at && (kind == "href" && at == 0 ||
+		kind == "srcset" && (at == 0 || !strings.ContainsRune("abcdefghijklmnopqrstuvwxyz0123456789-._", rune(lv[at-1])))):
 		form, start, repl = "bare", at, r.reqHost
 	default:
 		return 0, 0, "", false
@@ -134,8 +140,11 @@ func (r refRules) occurrence(lv string, done, at int, kind string) (start, end i
 // portKeepsOrigin: an origin on a port of its own matches only that port;
 // one on its scheme's default port also matches the default written out,
 // :443 after https://, :80 after http://, either after // or bare.
-func (r refRules) portKeepsOrigin(p, form string) bool {
+func (r refRules) portKeepsOrigin(digits, form string) bool {
+	p, ok := refPortNumber(digits)
 	switch {
+	case !ok:
+		return false
 	case r.port != "":
 		return p == r.port
 	case form == "https":

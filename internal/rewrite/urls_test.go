@@ -145,11 +145,12 @@ func TestURLRulesMatchOracle(t *testing.T) {
 	pieces := []string{
 		"origin.pub.example", "ORIGIN.Pub.example", "origin", "pub.example", ".pub.example", "https://", "HTTP://", "//", "/",
 		":443", ":80", ":8443", "?", "#", ",", " ", "\\", "x", "img.", "a", "1x", "=", "'", "\"", "<", ">", "`", "\t",
+		"@", "u:p@", "http:", "https:\\", "/\\", ":0443", ":00080", "%2e", "%2E", "%6F", "%", "127.1", "0x7f.0.0.1", "127.0.0.1", "0177.1", ":8080", ":08080", ".",
 		"&amp;", "&AMP;", "&", "&#46;", "&#x2F;", "&#47;", "&period;", "&sol;", "&colon;", "&fjlig;", "&lt;", "&gt;",
 		"&quot;", "&times", "tamp=1", "&copy", "&amp", "&b=2", "&;", "&#", "&#x", "&ampfoo;", "&nbsp;",
 		"&#39;", "&apos;", "&#x22;", "&Tab;", "&NewLine;", "&#32;", "&grave;", "&equals;", "&#10;", "&#13;",
 	}
-	hosts := []string{"origin.pub.example", "origin.pub.example:8443", "[::1]:8080", "fj.example", "ñ.example"}
+	hosts := []string{"origin.pub.example", "origin.pub.example:8443", "[::1]:8080", "fj.example", "ñ.example", "127.0.0.1:8080", "127.0.0.1"}
 	fixed := []string{"//origin&#46;pub.example/", "https://origin&period;pub.example/?a=1&times=2",
 		"&copyorigin.pub.example/a 1x", "//origin.pub.example/?a=1&amp;b=2&lt;&quot;&gt;", "&amp;origin.pub.example/a 1x",
 		"//origin.pub.example/?a&amp;b&timestamp=1", "//&#x6f;rigin.pub.example", "//&ntilde.example/a",
