@@ -177,7 +177,7 @@ func (d *decoder) value(dst reflect.Value, v any, key string) {
 	if t == durationType {
 		s, ok := v.(string)
 		if !ok {
-			d.fail(key, "found %s, wants %s", describeFound(v), describeWant(t))
+			d.fail(key, "found %s, wants %s", describeFoundAt(key, v), describeWant(t))
 			return
 		}
 		dur, err := parseDuration(s)
@@ -202,7 +202,7 @@ func (d *decoder) value(dst reflect.Value, v any, key string) {
 	case reflect.Int, reflect.Int64:
 		if n, ok := v.(int64); ok {
 			if dst.OverflowInt(n) {
-				d.fail(key, "found the integer %d, which is too large", n)
+				d.fail(key, "found %s, which is too large", describeFoundAt(key, n))
 				return
 			}
 			dst.SetInt(n)
@@ -257,7 +257,7 @@ func (d *decoder) value(dst reflect.Value, v any, key string) {
 		d.value(dst.Elem(), v, key)
 		return
 	}
-	d.fail(key, "found %s, wants %s", describeFound(v), describeWant(t))
+	d.fail(key, "found %s, wants %s", describeFoundAt(key, v), describeWant(t))
 }
 
 // slice replaces dst (a default such as bots.user_agents is replaced, not
@@ -355,6 +355,26 @@ func parseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("found %q, wants %s", s, describeWant(durationType))
 	}
 	return d, nil
+}
+
+// describeFoundAt is describeFound, without the value itself when key
+// holds a secret (secretKey): a passphrase written unquoted, or set by a
+// variable to the wrong kind of value, must not reach the error output.
+func describeFoundAt(key string, v any) string {
+	if !secretKey(key) {
+		return describeFound(v)
+	}
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return describeFound(v)
 }
 
 // describeFound names a parsed TOML value for an operator.
