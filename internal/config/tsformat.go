@@ -84,6 +84,9 @@ func detectFormat(data []byte, chosen string) (Format, error) {
 			}
 		}
 	}
+	if len(ts) == 0 && len(native) == 0 {
+		ts = tsSectionKeys(tree)
+	}
 	switch {
 	case len(ts) > 0 && len(native) > 0:
 		return "", fmt.Errorf("the file has keys of both formats (Trusted Server: %s; ssatd: %s): put ssatd's settings in an [ssatd] table of a Trusted Server file, or pass -config-format", strings.Join(ts, ", "), strings.Join(native, ", "))
@@ -91,6 +94,48 @@ func detectFormat(data []byte, chosen string) (Format, error) {
 		return FormatTrustedServer, nil
 	}
 	return FormatSSATD, nil
+}
+
+// tsSectionKeys lists the keys of the sections both formats have
+// (publisher, auction, consent, creative_opportunities, debug) that only
+// Trusted Server knows, leaving out any a native key is a likely typo of
+// (auction.providers for provider). Upstream's guide has cookie_domain and
+// proxy_secret come from TRUSTED_SERVER__PUBLISHER__* variables
+// (docs/guide/configuration.md:199-207), so a file without them is told
+// by such keys as creative_opportunities.gam_network_id.
+func tsSectionKeys(tree map[string]any) []string {
+	var out []string
+	tsT, nativeT := reflect.TypeFor[tsSettings](), reflect.TypeFor[Config]()
+	tsF, nativeF := tomlFields(tsT), tomlFields(nativeT)
+	for _, sect := range slices.Sorted(maps.Keys(tree)) {
+		m, ok := tree[sect].(map[string]any)
+		ti, inTS := tsF[sect]
+		ni, inNative := nativeF[sect]
+		if !ok || !inTS || !inNative {
+			continue
+		}
+		tsKeys, nativeKeys := tomlFields(structOf(tsT.Field(ti).Type)), tomlFields(structOf(nativeT.Field(ni).Type))
+		names := slices.Sorted(maps.Keys(nativeKeys))
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			_, ts := tsKeys[k]
+			_, nat := nativeKeys[k]
+			if ts && !nat && nearest(k, names, len(k)/3+1) == "" {
+				out = append(out, sect+"."+k)
+			}
+		}
+	}
+	return out
+}
+
+// structOf is t without its pointers; a struct, or a type with no fields.
+func structOf(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return reflect.TypeFor[struct{}]()
+	}
+	return t
 }
 
 // trustedServerFile fills c from a Trusted Server file: the file over

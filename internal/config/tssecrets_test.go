@@ -43,3 +43,35 @@ func TestSecretOfTheWrongTypeIsNotQuoted(t *testing.T) {
 		t.Errorf("ordinary key: %v", err)
 	}
 }
+
+// Upstream's guide sets cookie_domain and proxy_secret by variables; a
+// file without them, and no section of its own, is still told by the keys
+// only Trusted Server has in the sections both formats share.
+func TestTrustedServerFileWithSecretsInTheEnvironmentIsDetected(t *testing.T) {
+	doc := "[publisher]\ndomain = \"news.test\"\norigin_url = \"https://origin.news.test\"\n\n[creative_opportunities]\ngam_network_id = \"1\"\n\n[[creative_opportunities.slot]]\nid = \"a\"\npage_patterns = [\"/\"]\nformats = [{ width = 300, height = 250 }]\n"
+	c, err := loadTS(t, doc, "TRUSTED_SERVER__PUBLISHER__COOKIE_DOMAIN=.news.test", "TRUSTED_SERVER__PUBLISHER__PROXY_SECRET=from-the-environment")
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if c.Source.Format != FormatTrustedServer || len(c.CreativeOpportunities.Slots) != 1 {
+		t.Errorf("format %q, %d slots", c.Source.Format, len(c.CreativeOpportunities.Slots))
+	}
+	tests := []struct {
+		name string
+		doc  string
+		want Format
+	}{
+		{"auction.rewrite_creatives", "[auction]\nrewrite_creatives = true\n", FormatTrustedServer},
+		// A native file's typo of a native key is not taken for the other format.
+		{"native auction.provider misspelt", "[publisher]\ndomain = \"a\"\n[auction]\nproviders = \"prebid\"\n", FormatSSATD},
+		{"native keys only", minimalTOML, FormatSSATD},
+		{"empty", "", FormatSSATD},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, err := detectFormat([]byte(tt.doc), ""); err != nil || got != tt.want {
+				t.Errorf("got %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
