@@ -481,9 +481,13 @@ func Load(path string, environ []string) (*Config, error) {
 				problems = append(problems, e)
 				continue
 			}
-			if !d.covers(p.key) {
-				problems = append(problems, d.src.locate(p.key, e))
+			if d.covers(p.key) {
+				continue
 			}
+			if up, ok := d.src.names[p.key]; ok {
+				e = &problem{key: up, err: p.err}
+			}
+			problems = append(problems, d.src.locate(p.key, e))
 		}
 	}
 	if len(problems) > 0 {

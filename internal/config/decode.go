@@ -37,6 +37,10 @@ func (e *located) Unwrap() error { return e.err }
 type sources struct {
 	lines map[string]int    // key path -> line in the file
 	env   map[string]string // key path -> environment variable
+	// names maps a native key that a Trusted Server file sets to the
+	// upstream key it came from, so that Validate's problems name the key
+	// the publisher wrote (tsmap.go).
+	names map[string]string
 }
 
 // where returns the location of key or of its nearest parent that has one:
@@ -83,7 +87,7 @@ type decoder struct {
 }
 
 func newDecoder() *decoder {
-	return &decoder{src: &sources{lines: map[string]int{}, env: map[string]string{}}, root: reflect.TypeFor[Config]()}
+	return &decoder{src: &sources{lines: map[string]int{}, env: map[string]string{}, names: map[string]string{}}, root: reflect.TypeFor[Config]()}
 }
 
 // file fills c from the TOML document data. It returns false only for a

@@ -75,3 +75,26 @@ func TestTrustedServerFileWithSecretsInTheEnvironmentIsDetected(t *testing.T) {
 		})
 	}
 }
+
+// A problem Validate finds in a value a Trusted Server key set names that
+// key, not the native one it was mapped onto, at the key's line.
+func TestTrustedServerProblemNamesTheUpstreamKey(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want string
+	}{
+		{"page auction timeout", tsMinimal + "\n[creative_opportunities]\ngam_network_id = \"1\"\nauction_timeout_ms = -1\n", "line 9: creative_opportunities.auction_timeout_ms: must be a positive number"},
+		{"auction timeout", tsMinimal + "\n[auction]\ntimeout_ms = -5\n", "line 8: auction.timeout_ms: must be a positive number"},
+		{"price granularity", tsMinimal + "\n[creative_opportunities]\ngam_network_id = \"1\"\nprice_granularity = \"weird\"\n", "line 9: creative_opportunities.price_granularity: must be one of"},
+		{"prebid server", tsMinimal + "\n[auction]\nproviders = [\"prebid\"]\n\n[integrations.prebid]\nenabled = true\nserver_url = \"ftp://pbs.test\"\n", "line 12: integrations.prebid.server_url: scheme must be http or https"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := loadTS(t, tt.doc)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
