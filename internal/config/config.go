@@ -465,6 +465,9 @@ func Load(path string, environ []string) (*Config, error) {
 			return nil, &Errors{List: d.problems}
 		}
 	}
+	if c.Source.Format != FormatTrustedServer {
+		c.Source.ignoredEnv = tsEnvNames(environ)
+	}
 	d.applyEnv(c, environ)
 	problems = append(problems, d.problems...)
 	problems = append(problems, unknownEnvVars(environ)...)

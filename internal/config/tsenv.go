@@ -213,3 +213,28 @@ func fromJSON(v any) any {
 	}
 	return v
 }
+
+// tsEnvNames lists the TRUSTED_SERVER__ variables of environ, sorted.
+func tsEnvNames(environ []string) []string {
+	var names []string
+	for _, kv := range environ {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, tsEnvPrefix+tsEnvSeparator) && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// ignoredEnvWarnings says that TRUSTED_SERVER__ variables beside a file
+// in ssatd's format are not read (a publisher who ran `ssatd config
+// convert` and kept the deployment's variables would otherwise lose them
+// without a word). Not an error: the same environment may serve a Trusted
+// Server next to ssatd. Names only, never values.
+func (s Source) ignoredEnvWarnings() []string {
+	if len(s.ignoredEnv) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s set, but the configuration is in ssatd's format, which reads no %s%s variable: set the key in the file or by its SSATD_ variable (docs/trusted-server.md, \"Environment\")",
+		strings.Join(s.ignoredEnv, ", "), tsEnvPrefix, tsEnvSeparator)}
+}

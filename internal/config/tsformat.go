@@ -31,6 +31,9 @@ type Source struct {
 	// NotEmulated lists what a Trusted Server file configures that ssatd
 	// accepts and does not do, one entry per section or key.
 	NotEmulated []NotEmulated
+	// ignoredEnv names the TRUSTED_SERVER__ variables set beside a file
+	// in ssatd's format, which reads none of them.
+	ignoredEnv []string
 }
 
 // NotEmulated is a section or key of a Trusted Server file that ssatd

@@ -98,3 +98,31 @@ func TestTrustedServerProblemNamesTheUpstreamKey(t *testing.T) {
 		})
 	}
 }
+
+// TRUSTED_SERVER__ variables beside a file in ssatd's format (a file
+// made by config convert, in the deployment's old environment) are not
+// read; that is said, naming them and never their values.
+func TestTrustedServerVariablesBesideANativeFileWarn(t *testing.T) {
+	environ := []string{"TRUSTED_SERVER__PUBLISHER__ORIGIN_URL=https://SECRET-origin.test", "TRUSTED_SERVER__AUCTION__TIMEOUT_MS=300"}
+	c, err := Load(writeFile(t, minimalTOML), environ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(c.Warnings(), "\n")
+	for _, name := range []string{"TRUSTED_SERVER__AUCTION__TIMEOUT_MS", "TRUSTED_SERVER__PUBLISHER__ORIGIN_URL", "ssatd's format"} {
+		if !strings.Contains(w, name) {
+			t.Errorf("warnings do not name %q: %q", name, w)
+		}
+	}
+	if strings.Contains(w, "SECRET") {
+		t.Errorf("a value is shown: %q", w)
+	}
+	// Read by a Trusted Server file, they draw no such warning.
+	c, err = loadTS(t, tsMinimal, environ...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(c.Warnings(), "\n"); strings.Contains(w, "TRUSTED_SERVER__AUCTION") {
+		t.Errorf("a Trusted Server file warns: %q", w)
+	}
+}
