@@ -261,7 +261,25 @@ func (d *decoder) value(dst reflect.Value, v any, key string) {
 		d.value(dst.Elem(), v, key)
 		return
 	}
-	d.fail(key, "found %s, wants %s", describeFoundAt(key, v), describeWant(t))
+	found := describeFoundAt(key, v)
+	// A string where a table or tables are wanted is most often a
+	// variable's JSON that did not parse, whose text may hold any secret
+	// of the table (TRUSTED_SERVER__EC='{"passphrase":…'): not quoted.
+	if _, ok := v.(string); ok && holdsKeys(t) {
+		found = "a string"
+	}
+	d.fail(key, "found %s, wants %s", found, describeWant(t))
+}
+
+// holdsKeys says whether t is a table or an array of tables in TOML terms.
+func holdsKeys(t reflect.Type) bool {
+	if k := t.Kind(); k == reflect.Slice || k == reflect.Array {
+		t = t.Elem()
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Struct || t.Kind() == reflect.Map
 }
 
 // slice replaces dst (a default such as bots.user_agents is replaced, not

@@ -126,3 +126,30 @@ func TestTrustedServerVariablesBesideANativeFileWarn(t *testing.T) {
 		t.Errorf("a Trusted Server file warns: %q", w)
 	}
 }
+
+// A variable's JSON for a table or a list of tables that does not parse is
+// refused as such, never quoting its text: it holds the table's secrets.
+func TestBrokenJSONVariableDoesNotEchoItsSecrets(t *testing.T) {
+	tests := []struct {
+		name, variable, want string
+	}{
+		{"handlers, bracket missing", `TRUSTED_SERVER__HANDLERS=[{"path":"^/a","username":"u","password":"S3CRET"}`, "TRUSTED_SERVER__HANDLERS: handlers: the value is not valid JSON"},
+		{"ec, trailing comma", `TRUSTED_SERVER__EC={"passphrase":"S3CRET",}`, "TRUSTED_SERVER__EC: ec: the value is not valid JSON"},
+		{"partners", `TRUSTED_SERVER__EC__PARTNERS=[{"name":"p","api_token":"S3CRET"},]`, "TRUSTED_SERVER__EC__PARTNERS: ec.partners: the value is not valid JSON"},
+		{"a table as a word", `TRUSTED_SERVER__REQUEST_SIGNING=S3CRET`, "request_signing: found a string, wants a table"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := loadTS(t, tsMinimal, tt.variable)
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "S3CRET") {
+				t.Errorf("the value is quoted: %v", err)
+			}
+		})
+	}
+}
