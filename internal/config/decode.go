@@ -179,17 +179,7 @@ var durationType = reflect.TypeFor[Duration]()
 func (d *decoder) value(dst reflect.Value, v any, key string) {
 	t := dst.Type()
 	if t == durationType {
-		s, ok := v.(string)
-		if !ok {
-			d.fail(key, "found %s, wants %s", describeFoundAt(key, v), describeWant(t))
-			return
-		}
-		dur, err := parseDuration(s)
-		if err != nil {
-			d.fail(key, "%w", err)
-			return
-		}
-		dst.Set(reflect.ValueOf(Duration{dur}))
+		d.duration(dst, v, key)
 		return
 	}
 	switch t.Kind() {
@@ -261,6 +251,26 @@ func (d *decoder) value(dst reflect.Value, v any, key string) {
 		d.value(dst.Elem(), v, key)
 		return
 	}
+	d.wrongType(key, v, t)
+}
+
+// duration decodes a Duration written as a string ("1.5s").
+func (d *decoder) duration(dst reflect.Value, v any, key string) {
+	s, ok := v.(string)
+	if !ok {
+		d.wrongType(key, v, durationType)
+		return
+	}
+	dur, err := parseDuration(s)
+	if err != nil {
+		d.fail(key, "%w", err)
+		return
+	}
+	dst.Set(reflect.ValueOf(Duration{dur}))
+}
+
+// wrongType records that v, at key, is not of the type t wants.
+func (d *decoder) wrongType(key string, v any, t reflect.Type) {
 	found := describeFoundAt(key, v)
 	// A string where a table or tables are wanted is most often a
 	// variable's JSON that did not parse, whose text may hold any secret
