@@ -34,6 +34,46 @@ type Source struct {
 	// ignoredEnv names the TRUSTED_SERVER__ variables set beside a file
 	// in ssatd's format, which reads none of them.
 	ignoredEnv []string
+	// names maps a native key a Trusted Server file set to the upstream
+	// key it came from (decoder.alias).
+	names map[string]string
+}
+
+// upstreamNames rewrites, in each warning, a native key that a Trusted
+// Server file set to the key the file has (auction.openrtb[0].timeout_ms
+// to integrations.prebid.timeout_ms), whole keys only.
+func (s Source) upstreamNames(warnings []string) []string {
+	if len(s.names) == 0 {
+		return warnings
+	}
+	// Longest first, so that a key is not rewritten inside a longer one.
+	natives := slices.SortedFunc(maps.Keys(s.names), func(a, b string) int { return len(b) - len(a) })
+	keyByte := func(b byte) bool {
+		return b == '_' || b == '.' || b == '[' || b == ']' || ('a' <= b && b <= 'z') || ('0' <= b && b <= '9')
+	}
+	for i, w := range warnings {
+		var out strings.Builder
+		for j := 0; j < len(w); {
+			k := ""
+			if j == 0 || !keyByte(w[j-1]) {
+				for _, n := range natives {
+					if strings.HasPrefix(w[j:], n) && (j+len(n) == len(w) || !keyByte(w[j+len(n)])) {
+						k = n
+						break
+					}
+				}
+			}
+			if k == "" {
+				out.WriteByte(w[j])
+				j++
+				continue
+			}
+			out.WriteString(s.names[k])
+			j += len(k)
+		}
+		warnings[i] = out.String()
+	}
+	return warnings
 }
 
 // NotEmulated is a section or key of a Trusted Server file that ssatd
@@ -159,6 +199,7 @@ func (d *decoder) trustedServerFile(data []byte, c *Config, environ []string) bo
 	d.tsRequired(tree)
 	c.Source.Format = FormatTrustedServer
 	c.Source.NotEmulated = d.tsMap(ts, tree, c)
+	c.Source.names = d.src.names
 	d.root = reflect.TypeFor[Config]()
 	if len(ts.SSATD) > 0 {
 		d.ssatdTable(ts.SSATD, c)

@@ -153,3 +153,45 @@ func TestBrokenJSONVariableDoesNotEchoItsSecrets(t *testing.T) {
 		})
 	}
 }
+
+// A warning about values a Trusted Server file set names the file's keys.
+func TestTrustedServerWarningNamesTheUpstreamKeys(t *testing.T) {
+	doc := tsMinimal + `
+[auction]
+enabled = true
+providers = ["prebid"]
+
+[integrations.prebid]
+server_url = "http://127.0.0.1:9"
+timeout_ms = 1000
+
+[creative_opportunities]
+gam_network_id = "1"
+auction_timeout_ms = 500
+
+[[creative_opportunities.slot]]
+id = "a"
+page_patterns = ["/"]
+formats = [{ width = 300, height = 250 }]
+
+[ssatd.consent]
+jurisdiction = "non-regulated"
+`
+	c, err := loadTS(t, doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(c.Warnings(), "\n")
+	want := "integrations.prebid.timeout_ms (1000) is longer than creative_opportunities.auction_timeout_ms (500)"
+	if !strings.Contains(w, want) {
+		t.Errorf("warnings %q, want %q", w, want)
+	}
+	// A native file's warning keeps its keys.
+	n, err := Load(writeFile(t, minimalTOML+"\n[auction]\nenabled = true\ntimeout_ms = 500\n\n[[auction.openrtb]]\nname = \"p\"\nurl = \"http://127.0.0.1:9\"\ntimeout_ms = 1000\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(n.Warnings(), "\n"); !strings.Contains(w, "auction.openrtb[0].timeout_ms (1000) is longer than auction.timeout_ms (500)") {
+		t.Errorf("native warnings %q", w)
+	}
+}

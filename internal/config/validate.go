@@ -451,5 +451,5 @@ func (c *Config) Warnings() []string {
 		w = append(w, e)
 	}
 	w = append(w, c.Source.ignoredEnvWarnings()...)
-	return w
+	return c.Source.upstreamNames(w)
 }
