@@ -465,6 +465,9 @@ func Load(path string, environ []string) (*Config, error) {
 			return nil, &Errors{List: d.problems}
 		}
 	}
+	if c.Source.Format != FormatTrustedServer {
+		c.Source.ignoredEnv = tsEnvNames(environ)
+	}
 	d.applyEnv(c, environ)
 	problems = append(problems, d.problems...)
 	problems = append(problems, unknownEnvVars(environ)...)
@@ -481,9 +484,13 @@ func Load(path string, environ []string) (*Config, error) {
 				problems = append(problems, e)
 				continue
 			}
-			if !d.covers(p.key) {
-				problems = append(problems, d.src.locate(p.key, e))
+			if d.covers(p.key) {
+				continue
 			}
+			if up, ok := d.src.names[p.key]; ok {
+				e = &problem{key: up, err: p.err}
+			}
+			problems = append(problems, d.src.locate(p.key, e))
 		}
 	}
 	if len(problems) > 0 {

@@ -37,6 +37,10 @@ func (e *located) Unwrap() error { return e.err }
 type sources struct {
 	lines map[string]int    // key path -> line in the file
 	env   map[string]string // key path -> environment variable
+	// names maps a native key that a Trusted Server file sets to the
+	// upstream key it came from, so that Validate's problems name the key
+	// the publisher wrote (tsmap.go).
+	names map[string]string
 }
 
 // where returns the location of key or of its nearest parent that has one:
@@ -83,7 +87,7 @@ type decoder struct {
 }
 
 func newDecoder() *decoder {
-	return &decoder{src: &sources{lines: map[string]int{}, env: map[string]string{}}, root: reflect.TypeFor[Config]()}
+	return &decoder{src: &sources{lines: map[string]int{}, env: map[string]string{}, names: map[string]string{}}, root: reflect.TypeFor[Config]()}
 }
 
 // file fills c from the TOML document data. It returns false only for a
@@ -175,17 +179,7 @@ var durationType = reflect.TypeFor[Duration]()
 func (d *decoder) value(dst reflect.Value, v any, key string) {
 	t := dst.Type()
 	if t == durationType {
-		s, ok := v.(string)
-		if !ok {
-			d.fail(key, "found %s, wants %s", describeFound(v), describeWant(t))
-			return
-		}
-		dur, err := parseDuration(s)
-		if err != nil {
-			d.fail(key, "%w", err)
-			return
-		}
-		dst.Set(reflect.ValueOf(Duration{dur}))
+		d.duration(dst, v, key)
 		return
 	}
 	switch t.Kind() {
@@ -202,7 +196,7 @@ func (d *decoder) value(dst reflect.Value, v any, key string) {
 	case reflect.Int, reflect.Int64:
 		if n, ok := v.(int64); ok {
 			if dst.OverflowInt(n) {
-				d.fail(key, "found the integer %d, which is too large", n)
+				d.fail(key, "found %s, which is too large", describeFoundAt(key, n))
 				return
 			}
 			dst.SetInt(n)
@@ -257,7 +251,45 @@ func (d *decoder) value(dst reflect.Value, v any, key string) {
 		d.value(dst.Elem(), v, key)
 		return
 	}
-	d.fail(key, "found %s, wants %s", describeFound(v), describeWant(t))
+	d.wrongType(key, v, t)
+}
+
+// duration decodes a Duration written as a string ("1.5s").
+func (d *decoder) duration(dst reflect.Value, v any, key string) {
+	s, ok := v.(string)
+	if !ok {
+		d.wrongType(key, v, durationType)
+		return
+	}
+	dur, err := parseDuration(s)
+	if err != nil {
+		d.fail(key, "%w", err)
+		return
+	}
+	dst.Set(reflect.ValueOf(Duration{dur}))
+}
+
+// wrongType records that v, at key, is not of the type t wants.
+func (d *decoder) wrongType(key string, v any, t reflect.Type) {
+	found := describeFoundAt(key, v)
+	// A string where a table or tables are wanted is most often a
+	// variable's JSON that did not parse, whose text may hold any secret
+	// of the table (TRUSTED_SERVER__EC='{"passphrase":…'): not quoted.
+	if _, ok := v.(string); ok && holdsKeys(t) {
+		found = "a string"
+	}
+	d.fail(key, "found %s, wants %s", found, describeWant(t))
+}
+
+// holdsKeys says whether t is a table or an array of tables in TOML terms.
+func holdsKeys(t reflect.Type) bool {
+	if k := t.Kind(); k == reflect.Slice || k == reflect.Array {
+		t = t.Elem()
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Struct || t.Kind() == reflect.Map
 }
 
 // slice replaces dst (a default such as bots.user_agents is replaced, not
@@ -355,6 +387,26 @@ func parseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("found %q, wants %s", s, describeWant(durationType))
 	}
 	return d, nil
+}
+
+// describeFoundAt is describeFound, without the value itself when key
+// holds a secret (secretKey): a passphrase written unquoted, or set by a
+// variable to the wrong kind of value, must not reach the error output.
+func describeFoundAt(key string, v any) string {
+	if !secretKey(key) {
+		return describeFound(v)
+	}
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return describeFound(v)
 }
 
 // describeFound names a parsed TOML value for an operator.

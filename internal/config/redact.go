@@ -66,6 +66,25 @@ func maskQuery(q string) string {
 	return strings.Join(parts, "&")
 }
 
+// secretKey says whether a configuration key holds a secret by its name,
+// whatever its section: Trusted Server's publisher.proxy_secret,
+// ec.passphrase, handlers[].password, ec.partners[].api_token and
+// ts_pull_token (settings.rs:30-48, 271-327, 556-567), tinybird's token
+// secrets, and any key named like them. Its value is never quoted in a
+// problem.
+func secretKey(key string) bool {
+	name := key[strings.LastIndexByte(key, '.')+1:]
+	if i := strings.IndexByte(name, '['); i >= 0 {
+		name = name[:i]
+	}
+	for _, w := range []string{"secret", "password", "passphrase", "token"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return strings.HasSuffix(name, "_key")
+}
+
 // isURL says whether a configured string is a URL that maskURL applies
 // to: every key whose value is an absolute URL, whatever its name.
 func isURL(s string) bool { return strings.Contains(s, "://") }

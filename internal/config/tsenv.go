@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -111,7 +112,39 @@ func (d *decoder) tsSetEnv(tree map[string]any, segs []string, name, raw string)
 		}
 	}
 	d.src.env[key] = name
+	if err := tsJSONSyntax(t, raw); err != nil {
+		d.failed = append(d.failed, key)
+		d.problems = append(d.problems, &located{where: name, err: fmt.Errorf("%s: %w", key, err)})
+		return
+	}
 	set(envValue(t, raw))
+}
+
+// tsJSONSyntax refuses a value meant as JSON (it begins with '[' or '{')
+// for a table or a list of tables that does not parse, saying where, since
+// read as a comma list its pieces would be quoted back as strings. The
+// error never holds the text, which may carry the table's secrets.
+func tsJSONSyntax(t reflect.Type, raw string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	elem := t
+	if t.Kind() == reflect.Slice {
+		elem = t.Elem()
+	}
+	s := strings.TrimSpace(raw)
+	if k := elem.Kind(); (k != reflect.Struct && k != reflect.Map) || s == "" || (s[0] != '[' && s[0] != '{') {
+		return nil
+	}
+	var v any
+	err := json.Unmarshal([]byte(s), &v)
+	if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
+		return fmt.Errorf("the value is not valid JSON (at byte %d)", se.Offset)
+	}
+	if err != nil {
+		return errors.New("the value is not valid JSON")
+	}
+	return nil
 }
 
 // tsUnknownVar reports a variable that names no key, with the nearest key
@@ -212,4 +245,29 @@ func fromJSON(v any) any {
 		}
 	}
 	return v
+}
+
+// tsEnvNames lists the TRUSTED_SERVER__ variables of environ, sorted.
+func tsEnvNames(environ []string) []string {
+	var names []string
+	for _, kv := range environ {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, tsEnvPrefix+tsEnvSeparator) && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// ignoredEnvWarnings says that TRUSTED_SERVER__ variables beside a file
+// in ssatd's format are not read (a publisher who ran `ssatd config
+// convert` and kept the deployment's variables would otherwise lose them
+// without a word). Not an error: the same environment may serve a Trusted
+// Server next to ssatd. Names only, never values.
+func (s Source) ignoredEnvWarnings() []string {
+	if len(s.ignoredEnv) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s set, but the configuration is in ssatd's format, which reads no %s%s variable: set the key in the file or by its SSATD_ variable (docs/trusted-server.md, \"Environment\")",
+		strings.Join(s.ignoredEnv, ", "), tsEnvPrefix, tsEnvSeparator)}
 }

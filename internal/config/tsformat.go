@@ -31,6 +31,49 @@ type Source struct {
 	// NotEmulated lists what a Trusted Server file configures that ssatd
 	// accepts and does not do, one entry per section or key.
 	NotEmulated []NotEmulated
+	// ignoredEnv names the TRUSTED_SERVER__ variables set beside a file
+	// in ssatd's format, which reads none of them.
+	ignoredEnv []string
+	// names maps a native key a Trusted Server file set to the upstream
+	// key it came from (decoder.alias).
+	names map[string]string
+}
+
+// upstreamNames rewrites, in each warning, a native key that a Trusted
+// Server file set to the key the file has (auction.openrtb[0].timeout_ms
+// to integrations.prebid.timeout_ms), whole keys only.
+func (s Source) upstreamNames(warnings []string) []string {
+	if len(s.names) == 0 {
+		return warnings
+	}
+	// Longest first, so that a key is not rewritten inside a longer one.
+	natives := slices.SortedFunc(maps.Keys(s.names), func(a, b string) int { return len(b) - len(a) })
+	keyByte := func(b byte) bool {
+		return b == '_' || b == '.' || b == '[' || b == ']' || ('a' <= b && b <= 'z') || ('0' <= b && b <= '9')
+	}
+	for i, w := range warnings {
+		var out strings.Builder
+		for j := 0; j < len(w); {
+			k := ""
+			if j == 0 || !keyByte(w[j-1]) {
+				for _, n := range natives {
+					if strings.HasPrefix(w[j:], n) && (j+len(n) == len(w) || !keyByte(w[j+len(n)])) {
+						k = n
+						break
+					}
+				}
+			}
+			if k == "" {
+				out.WriteByte(w[j])
+				j++
+				continue
+			}
+			out.WriteString(s.names[k])
+			j += len(k)
+		}
+		warnings[i] = out.String()
+	}
+	return warnings
 }
 
 // NotEmulated is a section or key of a Trusted Server file that ssatd
@@ -84,6 +127,9 @@ func detectFormat(data []byte, chosen string) (Format, error) {
 			}
 		}
 	}
+	if len(ts) == 0 && len(native) == 0 {
+		ts = tsSectionKeys(tree)
+	}
 	switch {
 	case len(ts) > 0 && len(native) > 0:
 		return "", fmt.Errorf("the file has keys of both formats (Trusted Server: %s; ssatd: %s): put ssatd's settings in an [ssatd] table of a Trusted Server file, or pass -config-format", strings.Join(ts, ", "), strings.Join(native, ", "))
@@ -91,6 +137,48 @@ func detectFormat(data []byte, chosen string) (Format, error) {
 		return FormatTrustedServer, nil
 	}
 	return FormatSSATD, nil
+}
+
+// tsSectionKeys lists the keys of the sections both formats have
+// (publisher, auction, consent, creative_opportunities, debug) that only
+// Trusted Server knows, leaving out any a native key is a likely typo of
+// (auction.providers for provider). Upstream's guide has cookie_domain and
+// proxy_secret come from TRUSTED_SERVER__PUBLISHER__* variables
+// (docs/guide/configuration.md:199-207), so a file without them is told
+// by such keys as creative_opportunities.gam_network_id.
+func tsSectionKeys(tree map[string]any) []string {
+	var out []string
+	tsT, nativeT := reflect.TypeFor[tsSettings](), reflect.TypeFor[Config]()
+	tsF, nativeF := tomlFields(tsT), tomlFields(nativeT)
+	for _, sect := range slices.Sorted(maps.Keys(tree)) {
+		m, ok := tree[sect].(map[string]any)
+		ti, inTS := tsF[sect]
+		ni, inNative := nativeF[sect]
+		if !ok || !inTS || !inNative {
+			continue
+		}
+		tsKeys, nativeKeys := tomlFields(structOf(tsT.Field(ti).Type)), tomlFields(structOf(nativeT.Field(ni).Type))
+		names := slices.Sorted(maps.Keys(nativeKeys))
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			_, ts := tsKeys[k]
+			_, nat := nativeKeys[k]
+			if ts && !nat && nearest(k, names, len(k)/3+1) == "" {
+				out = append(out, sect+"."+k)
+			}
+		}
+	}
+	return out
+}
+
+// structOf is t without its pointers; a struct, or a type with no fields.
+func structOf(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return reflect.TypeFor[struct{}]()
+	}
+	return t
 }
 
 // trustedServerFile fills c from a Trusted Server file: the file over
@@ -111,6 +199,7 @@ func (d *decoder) trustedServerFile(data []byte, c *Config, environ []string) bo
 	d.tsRequired(tree)
 	c.Source.Format = FormatTrustedServer
 	c.Source.NotEmulated = d.tsMap(ts, tree, c)
+	c.Source.names = d.src.names
 	d.root = reflect.TypeFor[Config]()
 	if len(ts.SSATD) > 0 {
 		d.ssatdTable(ts.SSATD, c)

@@ -64,9 +64,10 @@ func (d *decoder) tsMap(ts *tsSettings, tree map[string]any, c *Config) []NotEmu
 	return append(notes, tsNotEmulated(ts, tree)...)
 }
 
-// alias makes a problem with native key point at the line or variable of
-// the upstream key it came from.
+// alias makes a problem with native key name the upstream key it came
+// from and point at its line or variable.
 func (d *decoder) alias(native, upstream string) {
+	d.src.names[native] = upstream
 	if name, ok := d.src.env[upstream]; ok {
 		d.src.env[native] = name
 		return

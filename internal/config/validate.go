@@ -450,5 +450,6 @@ func (c *Config) Warnings() []string {
 	if e := c.consentWarning(); e != "" {
 		w = append(w, e)
 	}
-	return w
+	w = append(w, c.Source.ignoredEnvWarnings()...)
+	return c.Source.upstreamNames(w)
 }
