@@ -64,7 +64,7 @@ type hostRewriter struct {
 	esc  []byte
 	enc  encRules   // the escaped forms of Options.Inline (encoded.go)
 	enc2 []byte     // scratch: their rewrite of a value
-	rare int        // rarestByte of name (text.go)
+	rare int        // rarestByte of name (finders.go)
 	pair pairFind   // the pair search for name (pairfind.go)
 	sink appendSink // rewriteTextValue's output, kept to spare an allocation
 	// plainName: every byte of name is an ASCII host character, so no
