@@ -97,6 +97,21 @@ func TestPairIndexFindsBothLetterCases(t *testing.T) {
 	})
 }
 
+// hostFindRef is hostFinder.find written plainly: prefixFindRef, but
+// after "/" a '\\' before the name counts as the '/', as the URL parser
+// reads a backslash in a special URL (authority.go).
+func hostFindRef(s, name, pre string, from int) int {
+	if pre != "/" {
+		return prefixFindRef(s, name, pre, from)
+	}
+	for i := max(from, 1); i+len(name) <= len(s); i++ {
+		if (s[i-1] == '/' || s[i-1] == '\\') && asciiFoldEqual(s[i:i+len(name)], name) {
+			return i
+		}
+	}
+	return -1
+}
+
 // FuzzFoldFinder compares foldFinder, and hostFinder after "/" and "2f",
 // with the vector and the IndexByte searches, with plain searches from
 // every start.
@@ -118,7 +133,7 @@ func FuzzFoldFinder(f *testing.F) {
 			for _, pre := range []string{"/", "2f"} {
 				f := newHostFinder([]byte(s), []byte(name), rarestByte([]byte(name)), pre)
 				for from := 0; from <= len(s); from++ {
-					if got, want := f.find(from), prefixFindRef(s, name, pre, from); got != want {
+					if got, want := f.find(from), hostFindRef(s, name, pre, from); got != want {
 						t.Fatalf("vector %v: %q after %q in %q from %d: %d, want %d", on, name, pre, s, from, got, want)
 					}
 				}
