@@ -177,14 +177,3 @@ func ipv4Number(p []byte) (uint64, bool) {
 	}
 	return v, true
 }
-
-// unhex is the value of a hexadecimal digit, or -1.
-func unhex(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c|0x20 >= 'a' && c|0x20 <= 'f':
-		return int(c|0x20-'a') + 10
-	}
-	return -1
-}

@@ -88,6 +88,7 @@ func hex4(s []byte, i int) (rune, bool) {
 	return u, true
 }
 
+// hexDigit is the value of a hexadecimal digit, or -1.
 func hexDigit(c byte) int {
 	switch {
 	case c >= '0' && c <= '9':

@@ -83,8 +83,8 @@ func (h *hostRewriter) hostIs(raw []byte) bool {
 	n := 0
 	for i := 0; i < len(raw); i++ {
 		c := raw[i]
-		if c == '%' && i+2 < len(raw) && unhex(raw[i+1]) >= 0 && unhex(raw[i+2]) >= 0 {
-			c = byte(unhex(raw[i+1])<<4 | unhex(raw[i+2]))
+		if c == '%' && i+2 < len(raw) && hexDigit(raw[i+1]) >= 0 && hexDigit(raw[i+2]) >= 0 {
+			c = byte(hexDigit(raw[i+1])<<4 | hexDigit(raw[i+2]))
 			i += 2
 		}
 		buf[n], n = lower(c), n+1
