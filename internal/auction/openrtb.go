@@ -273,8 +273,8 @@ func (p *OpenRTB) call(ctx context.Context, i int, req Request) ([]candidate, st
 	}
 	if res.err != nil {
 		// Bounded: encoding/json's error quotes a number of any length
-		// from the endpoint's answer (telemetry.Text).
-		fields = append(fields, zap.String("error", telemetry.Text(res.err.Error())))
+		// from the endpoint's answer (telemetry.Error).
+		fields = append(fields, telemetry.Error(res.err))
 	}
 	switch res.outcome {
 	case EndpointError, EndpointTimeout:

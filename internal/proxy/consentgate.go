@@ -7,6 +7,7 @@ import (
 
 	"github.com/ssatd/ssatd/internal/config"
 	privacy "github.com/ssatd/ssatd/internal/consent"
+	"github.com/ssatd/ssatd/internal/telemetry"
 )
 
 // consentOptions is [consent] as the guest applies it (docs/behaviour.md,
@@ -30,7 +31,7 @@ func (g *Guest) decideConsent(x *exchange, r *http.Request) privacy.Decision {
 	d := g.consent.Decide(r, country, region)
 	if len(d.Problems) > 0 {
 		g.log.Warn("consent strings did not decode; counted as no consent",
-			pathField(r.URL), zap.String("jurisdiction", string(d.Jurisdiction)), errorField(d.Err()))
+			pathField(r.URL), zap.String("jurisdiction", string(d.Jurisdiction)), telemetry.Error(d.Err()))
 	}
 	return d
 }

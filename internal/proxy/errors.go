@@ -14,6 +14,7 @@ import (
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/metrics"
 	"github.com/ssatd/ssatd/internal/rewrite"
+	"github.com/ssatd/ssatd/internal/telemetry"
 )
 
 // Outcomes of a request, for the access log.
@@ -184,7 +185,7 @@ func (g *Guest) answerError(w http.ResponseWriter, r *http.Request, x *exchange,
 		// to send a response to.
 		return
 	}
-	fields := []zap.Field{zap.Stringer("reason", f.reason), pathField(r.URL), errorField(err)}
+	fields := []zap.Field{zap.Stringer("reason", f.reason), pathField(r.URL), telemetry.Error(err)}
 	var ge *guestError
 	if errors.As(err, &ge) {
 		fields = append(fields, ge.log...)

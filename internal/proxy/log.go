@@ -85,7 +85,7 @@ func (g *Guest) record(r *http.Request, x *exchange, d *ssat.Delivery) {
 		fields = append(fields, zap.Stringer("reason", x.reason))
 	}
 	if x.err != nil {
-		fields = append(fields, errorField(x.err))
+		fields = append(fields, telemetry.Error(x.err))
 	}
 	annotateRequestSpan(r, x)
 	g.log.Info("access", fields...)
@@ -117,17 +117,6 @@ func (g *Guest) count(x *exchange, d *ssat.Delivery, total time.Duration, sentCo
 // pathField is a request's path as the proxy's log lines carry it: valid
 // UTF-8 and bounded (telemetry.Text), since the client chose it.
 func pathField(u *url.URL) zap.Field { return zap.String("path", telemetry.Text(u.Path)) }
-
-// errorField is an error as the proxy's log lines carry it, bounded by
-// telemetry.Text: an error may quote what the client sent, as
-// encoding/json's does a number of any length ("cannot unmarshal number
-// 3000…"), which put a 256 KiB /auction body into one access line.
-func errorField(err error) zap.Field {
-	if err == nil {
-		return zap.Skip()
-	}
-	return zap.String("error", telemetry.Text(err.Error()))
-}
 
 // labelOr names an unset route or mode (a request refused before either
 // was decided) "none", in the access line as in the metrics.

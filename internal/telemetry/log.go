@@ -29,3 +29,13 @@ func (f fitWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// Error is zap.Error(err) made fit by Text: an error can quote what a
+// client or a bidder sent at any length (encoding/json quotes a whole
+// number), so a log line's error is bounded like every client string.
+func Error(err error) zap.Field {
+	if err == nil {
+		return zap.Skip()
+	}
+	return zap.String("error", Text(err.Error()))
+}
