@@ -40,6 +40,28 @@ func newLineOrigin(t *testing.T) *lineOrigin {
 	return o
 }
 
+// newH2Front is the client side, with its protections, in front of a
+// guest whose origin is o, over TLS with HTTP/2 offered: the guest and the
+// listener's address.
+func newH2Front(t *testing.T, o *lineOrigin) (*Guest, string) {
+	t.Helper()
+	cfg := testConfig(t, "http://"+o.l.Addr().String())
+	g, err := New(cfg, Options{Logger: zap.NewNop(), Bundle: []byte("bundle")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	h, err := server.ClientHandler(cfg, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewUnstartedServer(h)
+	front.EnableHTTP2 = true
+	front.StartTLS()
+	t.Cleanup(front.Close)
+	return g, front.Listener.Addr().String()
+}
+
 func (o *lineOrigin) serve() {
 	defer o.wg.Done()
 	for {
@@ -143,21 +165,7 @@ func h2MethodStatus(t *testing.T, addr, method, path string) string {
 func TestHTTP2PathWithSpaceNeverReachesOriginRequestLine(t *testing.T) {
 	verifyNoLeaks(t)
 	origin := newLineOrigin(t)
-	cfg := testConfig(t, "http://"+origin.l.Addr().String())
-	g, err := New(cfg, Options{Logger: zap.NewNop(), Bundle: []byte("bundle")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(g.Close)
-	h, err := server.ClientHandler(cfg, g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	front := httptest.NewUnstartedServer(h)
-	front.EnableHTTP2 = true
-	front.StartTLS()
-	t.Cleanup(front.Close)
-	addr := front.Listener.Addr().String()
+	_, addr := newH2Front(t, origin)
 	for _, tc := range []struct {
 		name, path, status, line string // line "": the origin is not asked
 	}{
@@ -260,21 +268,7 @@ func h1Status(t *testing.T, addr, target string) string {
 func TestClientTargetReachesOriginAsSent(t *testing.T) {
 	verifyNoLeaks(t)
 	origin := newLineOrigin(t)
-	cfg := testConfig(t, "http://"+origin.l.Addr().String())
-	g, err := New(cfg, Options{Logger: zap.NewNop(), Bundle: []byte("bundle")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(g.Close)
-	h, err := server.ClientHandler(cfg, g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	front := httptest.NewUnstartedServer(h)
-	front.EnableHTTP2 = true
-	front.StartTLS()
-	t.Cleanup(front.Close)
-	addr := front.Listener.Addr().String()
+	_, addr := newH2Front(t, origin)
 	for _, tc := range []struct {
 		name, target, sent string // sent "": the origin gets target as it is
 	}{
@@ -322,20 +316,7 @@ func TestClientTargetReachesOriginAsSent(t *testing.T) {
 func TestHTTP2MethodNotATokenIsNotA5xx(t *testing.T) {
 	verifyNoLeaks(t)
 	origin := newLineOrigin(t)
-	cfg := testConfig(t, "http://"+origin.l.Addr().String())
-	g, err := New(cfg, Options{Logger: zap.NewNop(), Bundle: []byte("bundle")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(g.Close)
-	h, err := server.ClientHandler(cfg, g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	front := httptest.NewUnstartedServer(h)
-	front.EnableHTTP2 = true
-	front.StartTLS()
-	t.Cleanup(front.Close)
+	g, addr := newH2Front(t, origin)
 	long := strings.Repeat("M", 2000)
 	for _, tc := range []struct{ name, method, status, line string }{
 		{"byte above 0x7f", "G\xffT", "400", ""},
@@ -344,7 +325,7 @@ func TestHTTP2MethodNotATokenIsNotA5xx(t *testing.T) {
 		{"long token", long, "200", long + " /a HTTP/1.1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := h2MethodStatus(t, front.Listener.Addr().String(), tc.method, "/a"); got != tc.status {
+			if got := h2MethodStatus(t, addr, tc.method, "/a"); got != tc.status {
 				t.Errorf(":method %.20q answered %s, want %s", tc.method, got, tc.status)
 			}
 			var want []string
