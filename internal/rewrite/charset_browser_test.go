@@ -77,22 +77,7 @@ func TestInjectedTextRightInLegacyCharsetsInBrowser(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()))
-	defer cancelAlloc()
-	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-	if err := chromedp.Do(browserCtx); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
-	}
+	browserCtx := startChromium(t, bin)
 	for _, p := range pages {
 		t.Run(p.label, func(t *testing.T) {
 			tab, cancelTab := chromedp.NewContext(browserCtx)
@@ -134,4 +119,28 @@ func canonicalCharset(label string) string {
 		return "windows-1252"
 	}
 	return label
+}
+
+// startChromium starts headless Chromium for the rest of the test (the
+// browser tests of internal/proxy start it the same way; measure's
+// launcher cannot serve here, since measure imports this package).
+func startChromium(t *testing.T, bin string) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()))
+	t.Cleanup(cancelAlloc)
+	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancelBrowser)
+	if err := chromedp.Do(browserCtx); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	return browserCtx
 }
