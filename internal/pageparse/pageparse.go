@@ -216,10 +216,10 @@ func WithoutBids(body []byte) []byte {
 		n := len(z.Raw())
 		switch tt {
 		case html.StartTagToken:
-			name, hasAttr := z.TagName()
+			tok := z.Token()
 			scriptStart, block = -1, false
-			if string(name) == "script" {
-				scriptStart, block = pos, hasAttr && isBidsBlock(z)
+			if tok.Data == "script" {
+				scriptStart, block = pos, dataBlock(tok) == "bids"
 			}
 		case html.TextToken:
 			inBids = scriptStart >= 0 && (block || strings.HasPrefix(strings.TrimSpace(string(z.Raw())), bidsPrefix))
@@ -243,20 +243,4 @@ func WithoutBids(body []byte) []byte {
 		last = c[1]
 	}
 	return append(out, body[last:]...)
-}
-
-// isBidsBlock reports whether the script start tag z is on is the bids'
-// JSON data block, the form the bids take under a Content Security Policy
-// that would block an inline script (docs/behaviour.md, "Content Security
-// Policy").
-func isBidsBlock(z *html.Tokenizer) bool {
-	for {
-		k, v, more := z.TagAttr()
-		if string(k) == "data-tsjs" && string(v) == "bids" {
-			return true
-		}
-		if !more {
-			return false
-		}
-	}
 }
