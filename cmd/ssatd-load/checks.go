@@ -93,9 +93,11 @@ func (c *checker) Write(p []byte) (int, error) {
 // of a rewritten page, and the exact decoded bytes.
 func (l *loader) check(out *outcome, w *clientWork, resp *http.Response, r *resource, kind, aei int) {
 	body := &countingReader{r: resp.Body}
-	if r.html && resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "" {
-		// A page refused by server.max_concurrent_pages: answered as
-		// specified (docs/behaviour.md, "Limits"), counted apart.
+	if refusedAsSpecified(r, resp) {
+		// A page refused by server.max_concurrent_pages, or a request past
+		// one client's share of the places (every load client is one
+		// address): answered as specified (docs/behaviour.md, "Limits"),
+		// counted apart.
 		_, _ = io.CopyBuffer(io.Discard, io.LimitReader(body, 1<<20), w.buf)
 		out.overloaded = true
 		return
@@ -160,4 +162,15 @@ func (c *countingReader) Read(p []byte) (int, error) {
 		c.err = err
 	}
 	return n, err
+}
+
+// refusedAsSpecified reports whether resp is a refusal that the limits
+// call for: 503 with Retry-After for a page (server.max_concurrent_pages),
+// 429 with Retry-After for any request past its client's share.
+func refusedAsSpecified(r *resource, resp *http.Response) bool {
+	if resp.Header.Get("Retry-After") == "" {
+		return false
+	}
+	return resp.StatusCode == http.StatusTooManyRequests ||
+		r.html && resp.StatusCode == http.StatusServiceUnavailable
 }

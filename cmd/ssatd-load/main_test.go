@@ -149,25 +149,31 @@ func TestCLIUsage(t *testing.T) {
 	}
 }
 
-// TestOverloadedPageIsNotAnError: a page refused with 503 and Retry-After is
-// counted apart; any other 503, or one for a non-HTML response (which the
-// guest never refuses), is a status error.
+// TestOverloadedPageIsNotAnError: a page refused with 503 and Retry-After,
+// or any request refused with 429 and Retry-After (one client's share of
+// the places, which every load client shares: they come from one
+// address), is counted apart; any other 503 or 429, or a 503 for a
+// non-HTML response (which the guest never refuses), is a status error.
 func TestOverloadedPageIsNotAnError(t *testing.T) {
 	tests := []struct {
 		name       string
+		status     int
 		html       bool
 		retryAfter string
 		overloaded bool
 		errKind    int
 	}{
-		{"page with Retry-After", true, "1", true, -1},
-		{"page without Retry-After", true, "", false, errStatus},
-		{"asset with Retry-After", false, "1", false, errStatus},
+		{"page with Retry-After", 503, true, "1", true, -1},
+		{"page without Retry-After", 503, true, "", false, errStatus},
+		{"asset with Retry-After", 503, false, "1", false, errStatus},
+		{"page past its client's share", 429, true, "1", true, -1},
+		{"asset past its client's share", 429, false, "1", true, -1},
+		{"429 without Retry-After", 429, true, "", false, errStatus},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			resp := &http.Response{StatusCode: http.StatusServiceUnavailable, Status: "503 Service Unavailable",
-				Header: http.Header{}, Body: io.NopCloser(strings.NewReader("503 Service Unavailable: busy\n"))}
+			resp := &http.Response{StatusCode: tc.status, Status: http.StatusText(tc.status),
+				Header: http.Header{}, Body: io.NopCloser(strings.NewReader("busy\n"))}
 			if tc.retryAfter != "" {
 				resp.Header.Set("Retry-After", tc.retryAfter)
 			}

@@ -47,7 +47,7 @@ type report struct {
 	ErrorsByKind     map[string]int64   `json:"errors_by_kind"`
 	ErrorSamples     []string           `json:"error_samples,omitempty"`
 	AuctionTimeouts  int64              `json:"auction_timeouts"` // eligible pages served with empty bids (not an error)
-	Overloaded       int64              `json:"overloaded"`       // pages answered 503 with Retry-After (not an error)
+	Overloaded       int64              `json:"overloaded"`       // pages answered 503, or requests 429, with Retry-After (not an error)
 	// RequestsSent counts every request the clients sent, warm-up
 	// included; Recorded is what the proxies' metrics counted of them.
 	RequestsSent int64          `json:"requests_sent"`
@@ -207,7 +207,7 @@ func printReport(w io.Writer, rep *report, asJSON bool) error {
 	p("metrics", "%d requests sent; the proxies recorded requests_total %d, duration histogram %d, TTFB histogram %d",
 		rep.RequestsSent, rep.Recorded.Requests, rep.Recorded.DurationCount, rep.Recorded.TTFBCount)
 	p("auction timeouts", "%d (eligible pages served with empty bids; not an error)", rep.AuctionTimeouts)
-	p("overloaded", "%d (pages answered 503 with Retry-After by server.max_concurrent_pages; not an error)", rep.Overloaded)
+	p("overloaded", "%d (refused as the limits specify, with Retry-After: pages 503 by server.max_concurrent_pages, requests 429 past one client's share; not an error)", rep.Overloaded)
 	p("bytes received", "%.1f MiB on the wire, %.1f MiB decoded", float64(rep.BytesReceived)/mib, float64(rep.BytesDecoded)/mib)
 	p("peak RSS", "%.1f MiB (VmHWM, whole run including start-up)", float64(rep.PeakRSSBytes)/mib)
 	p("RSS after warm-up", "min %.1f MiB, max %.1f MiB over %d samples; first third mean %.1f, last third mean %.1f (%+.1f%%): %s",
