@@ -39,6 +39,9 @@ func TestTrustedServerFileWithEverySectionLoads(t *testing.T) {
 		{"publisher.origin_host_header_override", c.Publisher.OriginHostHeaderOverride, "www.news.test"},
 		{"personalised pages are never stored, as upstream", c.Publisher.SSATCacheControl, SSATCacheNoStorePrivate},
 		{"consent decided as upstream", c.Consent.Policy, "upstream"},
+		{"consent.max_consent_age_days", c.Consent.Tuning().MaxConsentAgeDays, 390},
+		{"consent.gdpr.applies_in", c.Consent.Tuning().GDPRCountries, []string{"FR", "DE"}},
+		{"consent.us_states.privacy_states", c.Consent.Tuning().USPrivacyStates, []string{"CA"}},
 		{"auction.enabled", c.Auction.Enabled, true},
 		{"page auction waits auction_timeout_ms", c.Auction.TimeoutMS, 450},
 		{"POST /auction waits auction.timeout_ms", c.Auction.PostAuctionTimeoutMS, 1800},
@@ -72,7 +75,7 @@ func TestTrustedServerFileWithEverySectionLoads(t *testing.T) {
 	}
 	for _, want := range []string{"handlers", "ec", "request_signing", "response_headers", "rewrite", "cache", "proxy",
 		"image_optimizer", "tinybird", "tester_cookie", "publisher.proxy_secret", "publisher.cookie_domain",
-		"auction.providers[1]", "auction.mediator", "consent", "debug.auction_html_comment",
+		"auction.providers[1]", "auction.mediator", "debug.auction_html_comment",
 		"integrations.prebid", "integrations.prebid.bid_param_*", "integrations.aps", "integrations.gpt", "integrations.nextjs",
 	} {
 		if !containsString(noted, want) {
