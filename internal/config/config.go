@@ -476,8 +476,8 @@ func Load(path string, environ []string) (*Config, error) {
 			if d.covers(p.key) {
 				continue
 			}
-			if up, ok := d.src.names[p.key]; ok {
-				e = &problem{key: up, err: p.err}
+			if n := d.src.name(p.key); n != p.key {
+				e = &problem{key: n, err: p.err}
 			}
 			problems = append(problems, d.src.locate(p.key, e))
 		}

@@ -303,9 +303,10 @@ limits = "fastly"
 	if c.Server.Listen != ":8181" || !c.Publisher.SSATCompressionOffloadEnabled || c.Compute.Limits != ComputeLimitsFastly {
 		t.Errorf("listen %q, offload %v, limits %q", c.Server.Listen, c.Publisher.SSATCompressionOffloadEnabled, c.Compute.Limits)
 	}
-	// A problem Validate finds in the table points at its line.
+	// A problem Validate finds in the table points at its line, named as
+	// the table spells it.
 	_, err = loadTS(t, tsMinimal+"\n[ssatd.compute]\nlimits = \"lambda\"\n")
-	if err == nil || !strings.Contains(err.Error(), "line 8: compute.limits") {
+	if err == nil || !strings.Contains(err.Error(), "line 8: ssatd.compute.limits: must be") {
 		t.Errorf("bad [ssatd] value: %v", err)
 	}
 }
@@ -388,5 +389,21 @@ func TestUpstreamConsentWithoutLocationWarns(t *testing.T) {
 				t.Errorf("warning %v, want %v: %q", got, tt.warn, c.Warnings())
 			}
 		})
+	}
+}
+
+// TestSSATDTableProblemsNameTheTableKey: a value in a Trusted Server
+// file's [ssatd] table that fails validation is named as the file spells
+// it (ssatd.server.listen), not by its native key; one from an SSATD_
+// variable keeps the variable's native name.
+func TestSSATDTableProblemsNameTheTableKey(t *testing.T) {
+	doc := tsMinimal + "\n[ssatd.server]\nlisten = \"nonsense\"\n"
+	_, err := loadTS(t, doc)
+	if err == nil || !strings.Contains(err.Error(), "ssatd.server.listen: must be") {
+		t.Errorf("error %v, want one naming ssatd.server.listen", err)
+	}
+	_, err = loadTS(t, doc, "SSATD_SERVER_LISTEN=also-bad")
+	if err == nil || !strings.Contains(err.Error(), "SSATD_SERVER_LISTEN: server.listen: must be") {
+		t.Errorf("error %v, want one naming SSATD_SERVER_LISTEN and server.listen", err)
 	}
 }
