@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/ssatd/ssatd/internal/config"
 )
@@ -83,7 +84,7 @@ func describe(path string) string {
 }
 
 func cmdConfigCheck(args []string, stdout, stderr io.Writer, environ []string) int {
-	cfg, path, _, code := loadConfig("config check", args, stdout, stderr, environ)
+	cfg, path, _, code := loadConfig("config check", positionalConfig(args), stdout, stderr, environ)
 	if cfg == nil {
 		return code
 	}
@@ -111,4 +112,24 @@ func formatName(f config.Format) string {
 		return "trusted-server, mapped onto ssatd's settings"
 	}
 	return string(config.FormatSSATD)
+}
+
+// positionalConfig lets config check and config convert take the file as
+// their one argument (ssatd config convert trusted-server.toml), as
+// -config FILE: their other flag taking a value is -config-format. A
+// second argument stays one, which the flag parser refuses.
+func positionalConfig(args []string) []string {
+	out := make([]string, 0, len(args)+1)
+	taken := false
+	for i, a := range args {
+		prev := ""
+		if i > 0 {
+			prev = strings.TrimLeft(args[i-1], "-")
+		}
+		if !taken && a != "" && a[0] != '-' && prev != "config" && prev != "config-format" {
+			out, taken = append(out, "-config"), true
+		}
+		out = append(out, a)
+	}
+	return out
 }

@@ -11,7 +11,7 @@ import (
 // (with its TRUSTED_SERVER__ variables applied) and says on stderr what
 // it dropped: what ssatd accepts and does not emulate.
 func cmdConfigConvert(args []string, stdout, stderr io.Writer, environ []string) int {
-	cfg, path, _, code := loadConfig("config convert", args, stdout, stderr, environ)
+	cfg, path, _, code := loadConfig("config convert", positionalConfig(args), stdout, stderr, environ)
 	if cfg == nil {
 		return code
 	}

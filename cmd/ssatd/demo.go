@@ -33,6 +33,8 @@ type demoOptions struct {
 	// from certDir (made there, as ssatd dev-cert does, when needed).
 	tls     bool
 	certDir string
+	// file is -config: the proxies' settings come from it (democonfig.go).
+	file *demoFile
 }
 
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
@@ -49,6 +51,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, envir
 	fs.BoolVar(&o.tls, "tls", false, "serve both proxies over HTTPS with HTTP/2, as browsers reach Fastly (a local CA and certificate from -cert-dir)")
 	fs.StringVar(&o.certDir, "cert-dir", defaultCertDir(), "with -tls: the folder of ssatd dev-cert (its CA is reused, or created)")
 	prefer := fs.String("origin-prefer", strings.Join(demo.DefaultPreference, ","), "the origin's coding preference among those the client accepts equally")
+	resolveFile := demoFileFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: ssatd demo [flags]\n\nRuns a demo publisher origin, a demo bidder (mock Prebid Server) and two ssatd proxies in front of\nthe origin (mirror and offload) that auction each page over OpenRTB, on loopback by default.")
 		fs.PrintDefaults()
@@ -64,6 +67,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer, envir
 		}
 	}
 	o.originPrefer = splitList(*prefer)
+	o.file = resolveFile(environ)
 	o.shutdownTimeout = 5 * time.Second
 	log, err := newLogger(stderr, withDefault(environ, "SSATD_LOG_FORMAT", "console"))
 	if err != nil {
@@ -115,6 +119,9 @@ type demoRun struct {
 	certs                       devcert.Files // with -tls
 	caCreated                   bool          // with -tls: the CA is new, so not trusted yet
 	eg                          *errgroup.Group
+	// configFile is -config, when given; the proxies then front
+	// mirrorConfig's origin, which need not be the demo origin.
+	configFile string
 }
 
 // startDemo binds every listener first (so port 0 resolves and a busy port
@@ -203,6 +210,9 @@ func startDemo(ctx context.Context, o demoOptions, log *zap.Logger) (*demoRun, e
 	if o.tls {
 		d.certs, d.caCreated = certs, caCreated
 	}
+	if o.file != nil {
+		d.configFile = o.file.path
+	}
 	// Links are rewritten to the host the client used when it is one of
 	// these (any port); anything else falls back to localhost on the
 	// proxy's own port.
@@ -211,7 +221,7 @@ func startDemo(ctx context.Context, o demoOptions, log *zap.Logger) (*demoRun, e
 		allowed = append(allowed, host)
 	}
 	proxyConfig := func(l, admin net.Listener, offload bool) (*config.Config, error) {
-		cfg, err := demo.ProxyConfig(demo.ProxyOptions{
+		po := demo.ProxyOptions{
 			Listen:       l.Addr().String(),
 			AdminListen:  admin.Addr().String(),
 			OriginURL:    d.originURL,
@@ -219,7 +229,11 @@ func startDemo(ctx context.Context, o demoOptions, log *zap.Logger) (*demoRun, e
 			AllowedHosts: allowed,
 			Offload:      offload,
 			BidderURL:    d.bidderURL,
-		})
+		}
+		cfg, err := demo.ProxyConfig(po)
+		if o.file != nil {
+			cfg, err = o.file.proxyConfig(po)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -290,6 +304,10 @@ func serveDemo(ctx context.Context, eg *errgroup.Group, name string, h http.Hand
 func (d *demoRun) wait() error { return d.eg.Wait() }
 
 func (d *demoRun) printBanner(w io.Writer) {
+	if d.configFile != "" && d.mirrorConfig.Publisher.OriginURL != d.originURL {
+		d.printFileBanner(w)
+		return
+	}
 	pages := d.origin.Pages()
 	fmt.Fprintf(w, `
 ssatd demo is running. Press Ctrl-C to stop.

@@ -166,3 +166,23 @@ func TestConfigConvertWritesTheNativeFile(t *testing.T) {
 		t.Errorf("converting a native file: exit %d\n%s", native.code, native.stderr)
 	}
 }
+
+// TestConfigCommandsTakeTheFileAsTheirArgument: `ssatd config convert
+// FILE` and `ssatd config check FILE`, as the issue and a shell user
+// write them, read FILE as -config FILE; a second file is refused.
+func TestConfigCommandsTakeTheFileAsTheirArgument(t *testing.T) {
+	path := writeConfig(t, tsFile)
+	for _, args := range [][]string{
+		{"config", "convert", path},
+		{"config", "convert", "-config-format", "trusted-server", path},
+		{"config", "check", path},
+		{"config", "check", path, "-config-format", "trusted-server"},
+	} {
+		if got := invoke(t, args, nil); got.code != 0 || !strings.Contains(got.stdout, "news.test") {
+			t.Errorf("%q: exit %d\n%s%s", args, got.code, got.stdout, got.stderr)
+		}
+	}
+	if got := invoke(t, []string{"config", "check", path, path}, nil); got.code != 2 || !strings.Contains(got.stderr, "unexpected argument") {
+		t.Errorf("two files: exit %d\n%s", got.code, got.stderr)
+	}
+}

@@ -212,18 +212,6 @@ type OpenRTBEndpoint struct {
 	Headers map[string]string `toml:"headers,omitempty"`
 }
 
-// ConsentConfig is the [consent] section.
-type ConsentConfig struct {
-	// GDPRApplies is sent to bid endpoints as regs.gdpr.
-	GDPRApplies bool `toml:"gdpr_applies" env:"GDPR_APPLIES"`
-	// RequireTCFPurpose1 runs the ad stack only for clients whose TCF v2
-	// string grants purpose 1.
-	RequireTCFPurpose1 bool `toml:"require_tcf_purpose1" env:"REQUIRE_TCF_PURPOSE1"`
-	// Policy and Jurisdiction: see consent.go.
-	Policy       string `toml:"policy" env:"POLICY"`
-	Jurisdiction string `toml:"jurisdiction" env:"JURISDICTION"`
-}
-
 // StaticBid is a canned bid served by the "static" auction provider, for
 // the slot SlotID. The guest turns it into an ssat.Bid, which is what page
 // scripts receive.
@@ -418,6 +406,7 @@ func Defaults() *Config {
 		Platform: PlatformConfig{
 			DeliveryCompression: DeliveryCompressionBuiltin,
 		},
+		Consent: defaultConsent(),
 		Delivery: DeliveryConfig{
 			GzipLevel:     1,
 			BrotliQuality: 1,
@@ -487,8 +476,8 @@ func Load(path string, environ []string) (*Config, error) {
 			if d.covers(p.key) {
 				continue
 			}
-			if up, ok := d.src.names[p.key]; ok {
-				e = &problem{key: up, err: p.err}
+			if n := d.src.name(p.key); n != p.key {
+				e = &problem{key: n, err: p.err}
 			}
 			problems = append(problems, d.src.locate(p.key, e))
 		}

@@ -57,6 +57,24 @@ func (s *sources) where(key string) string {
 	return ""
 }
 
+// name is the key a problem about native key shows: the upstream key it
+// came from, or, when the [ssatd] table of a Trusted Server file set it
+// (and no SSATD_ variable), the key as that table spells it.
+func (s *sources) name(key string) string {
+	if up, ok := s.names[key]; ok {
+		return up
+	}
+	if _, ok := s.env[key]; ok {
+		return key
+	}
+	for k := key; k != ""; k = parentKey(k) {
+		if _, ok := s.lines["ssatd."+k]; ok {
+			return "ssatd." + key
+		}
+	}
+	return key
+}
+
 // parentKey drops the last ".name" or "[i]" of a key path.
 func parentKey(k string) string {
 	i := strings.LastIndexAny(k, ".[")

@@ -39,6 +39,9 @@ func TestTrustedServerFileWithEverySectionLoads(t *testing.T) {
 		{"publisher.origin_host_header_override", c.Publisher.OriginHostHeaderOverride, "www.news.test"},
 		{"personalised pages are never stored, as upstream", c.Publisher.SSATCacheControl, SSATCacheNoStorePrivate},
 		{"consent decided as upstream", c.Consent.Policy, "upstream"},
+		{"consent.max_consent_age_days", c.Consent.Tuning().MaxConsentAgeDays, 390},
+		{"consent.gdpr.applies_in", c.Consent.Tuning().GDPRCountries, []string{"FR", "DE"}},
+		{"consent.us_states.privacy_states", c.Consent.Tuning().USPrivacyStates, []string{"CA"}},
 		{"auction.enabled", c.Auction.Enabled, true},
 		{"page auction waits auction_timeout_ms", c.Auction.TimeoutMS, 450},
 		{"POST /auction waits auction.timeout_ms", c.Auction.PostAuctionTimeoutMS, 1800},
@@ -72,7 +75,7 @@ func TestTrustedServerFileWithEverySectionLoads(t *testing.T) {
 	}
 	for _, want := range []string{"handlers", "ec", "request_signing", "response_headers", "rewrite", "cache", "proxy",
 		"image_optimizer", "tinybird", "tester_cookie", "publisher.proxy_secret", "publisher.cookie_domain",
-		"auction.providers[1]", "auction.mediator", "consent", "debug.auction_html_comment",
+		"auction.providers[1]", "auction.mediator", "debug.auction_html_comment",
 		"integrations.prebid", "integrations.prebid.bid_param_*", "integrations.aps", "integrations.gpt", "integrations.nextjs",
 	} {
 		if !containsString(noted, want) {
@@ -300,9 +303,10 @@ limits = "fastly"
 	if c.Server.Listen != ":8181" || !c.Publisher.SSATCompressionOffloadEnabled || c.Compute.Limits != ComputeLimitsFastly {
 		t.Errorf("listen %q, offload %v, limits %q", c.Server.Listen, c.Publisher.SSATCompressionOffloadEnabled, c.Compute.Limits)
 	}
-	// A problem Validate finds in the table points at its line.
+	// A problem Validate finds in the table points at its line, named as
+	// the table spells it.
 	_, err = loadTS(t, tsMinimal+"\n[ssatd.compute]\nlimits = \"lambda\"\n")
-	if err == nil || !strings.Contains(err.Error(), "line 8: compute.limits") {
+	if err == nil || !strings.Contains(err.Error(), "line 8: ssatd.compute.limits: must be") {
 		t.Errorf("bad [ssatd] value: %v", err)
 	}
 }
@@ -385,5 +389,21 @@ func TestUpstreamConsentWithoutLocationWarns(t *testing.T) {
 				t.Errorf("warning %v, want %v: %q", got, tt.warn, c.Warnings())
 			}
 		})
+	}
+}
+
+// TestSSATDTableProblemsNameTheTableKey: a value in a Trusted Server
+// file's [ssatd] table that fails validation is named as the file spells
+// it (ssatd.server.listen), not by its native key; one from an SSATD_
+// variable keeps the variable's native name.
+func TestSSATDTableProblemsNameTheTableKey(t *testing.T) {
+	doc := tsMinimal + "\n[ssatd.server]\nlisten = \"nonsense\"\n"
+	_, err := loadTS(t, doc)
+	if err == nil || !strings.Contains(err.Error(), "ssatd.server.listen: must be") {
+		t.Errorf("error %v, want one naming ssatd.server.listen", err)
+	}
+	_, err = loadTS(t, doc, "SSATD_SERVER_LISTEN=also-bad")
+	if err == nil || !strings.Contains(err.Error(), "SSATD_SERVER_LISTEN: server.listen: must be") {
+		t.Errorf("error %v, want one naming SSATD_SERVER_LISTEN and server.listen", err)
 	}
 }

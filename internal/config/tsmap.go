@@ -20,6 +20,16 @@ var tsMappedFrom = map[string]string{
 	"auction.openrtb":                       "auction.providers, [integrations.prebid]",
 	"auction.price_granularity":             "creative_opportunities.price_granularity",
 	"consent.policy":                        "[consent]",
+	"consent.mode":                          "consent.mode",
+	"consent.check_expiration":              "consent.check_expiration",
+	"consent.max_consent_age_days":          "consent.max_consent_age_days",
+	"consent.gdpr_applies_in":               "consent.gdpr.applies_in",
+	"consent.us_privacy_states":             "consent.us_states.privacy_states",
+	"consent.us_privacy_notice_given":       "consent.us_privacy_defaults.notice_given",
+	"consent.us_privacy_lspa_covered":       "consent.us_privacy_defaults.lspa_covered",
+	"consent.gpc_implies_optout":            "consent.us_privacy_defaults.gpc_implies_optout",
+	"consent.conflict_resolution":           "consent.conflict_resolution.mode",
+	"consent.freshness_threshold_days":      "consent.conflict_resolution.freshness_threshold_days",
 	"creative_opportunities.slot":           "[[creative_opportunities.slot]]",
 }
 
@@ -40,6 +50,7 @@ func (d *decoder) tsMap(ts *tsSettings, tree map[string]any, c *Config) []NotEmu
 	p.SSATCacheControl = SSATCacheNoStorePrivate
 	// ssatd imitates upstream's consent decision (consent.go).
 	c.Consent.Policy = "upstream"
+	d.tsConsent(&ts.Consent, &c.Consent)
 
 	a := &c.Auction
 	a.Enabled = ts.Auction.Enabled
@@ -177,4 +188,24 @@ func (d *decoder) tsSlots(ts *tsSettings, co *tsCreativeOpps, c *Config) []NotEm
 		d.alias(key+".bidders", key+".providers.prebid.bidders")
 	}
 	return notes
+}
+
+// tsConsent sets upstream's [consent] settings (consent_config.rs:38-80),
+// which the upstream policy reads (internal/consent, Tuning).
+func (d *decoder) tsConsent(ts *tsConsent, k *ConsentConfig) {
+	k.Mode = ts.Mode
+	k.CheckExpiration = ts.CheckExpiration
+	k.MaxConsentAgeDays = ts.MaxConsentAgeDays
+	k.GDPRAppliesIn = ts.GDPR.AppliesIn
+	k.USPrivacyStates = ts.USStates.PrivacyStates
+	k.NoticeGiven = ts.USPrivacyDefaults.NoticeGiven
+	k.LSPACovered = ts.USPrivacyDefaults.LSPACovered
+	k.GPCImpliesOptOut = ts.USPrivacyDefaults.GPCImpliesOptout
+	k.ConflictResolution = ts.ConflictResolution.Mode
+	k.FreshnessThresholdDays = ts.ConflictResolution.FreshnessThresholdDays
+	for native, upstream := range tsMappedFrom {
+		if strings.HasPrefix(native, "consent.") && native != "consent.policy" {
+			d.alias(native, upstream)
+		}
+	}
 }

@@ -70,8 +70,8 @@ func tsNotEmulated(ts *tsSettings, tree map[string]any) []NotEmulated {
 	if len(a.AllowedContextKeys) > 0 {
 		notes = append(notes, NotEmulated{"auction.allowed_context_keys", "no client context is forwarded to providers"})
 	}
-	if _, ok := tree["consent"]; ok {
-		notes = append(notes, NotEmulated{"consent", "ssatd decides as upstream does with upstream's default consent settings; the keys set here are not read"})
+	if ts.Consent.ConsentStore != nil {
+		notes = append(notes, NotEmulated{"consent.consent_store", "consent is not kept per edge-cookie id: a returning reader without consent cookies is decided as a new one (consent/kv.rs)"})
 	}
 	notes = append(notes, tsDebugNotes(ts)...)
 	notes = append(notes, tsCreativeOppNotes(ts)...)

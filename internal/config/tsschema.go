@@ -1,5 +1,7 @@
 package config
 
+import "github.com/ssatd/ssatd/internal/consent"
+
 // The schema of a Trusted Server settings file (trusted-server.toml), as
 // upstream reads it at IABTechLab/trusted-server main d97bda69: the Settings
 // struct and the structs it holds, all `deny_unknown_fields`
@@ -253,7 +255,26 @@ func tsDefaults() *tsSettings {
 		// rewritten, not sanitised.
 		Auction: tsAuction{TimeoutMS: 2000, RewriteCreatives: true, CreativeStore: "creative_store"},
 		Proxy:   tsProxy{CertificateCheck: true},
+		Consent: tsConsentDefaults(),
 	}
+}
+
+// tsConsentDefaults is upstream's default [consent] (consent_config.rs:
+// 83-96), from the one list of them (consent.DefaultTuning).
+func tsConsentDefaults() tsConsent {
+	t := consent.DefaultTuning()
+	var c tsConsent
+	c.Mode = string(t.Mode)
+	c.CheckExpiration = t.CheckExpiration
+	c.MaxConsentAgeDays = t.MaxConsentAgeDays
+	c.GDPR.AppliesIn = t.GDPRCountries
+	c.USStates.PrivacyStates = t.USPrivacyStates
+	c.USPrivacyDefaults.NoticeGiven = t.USPrivacyDefaults.NoticeGiven
+	c.USPrivacyDefaults.LSPACovered = t.USPrivacyDefaults.LSPACovered
+	c.USPrivacyDefaults.GPCImpliesOptout = t.USPrivacyDefaults.GPCImpliesOptOut
+	c.ConflictResolution.Mode = string(t.Conflict)
+	c.ConflictResolution.FreshnessThresholdDays = t.FreshnessThresholdDays
+	return c
 }
 
 func (c *tsCreativeOpps) setDefaults() {

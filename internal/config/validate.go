@@ -450,6 +450,9 @@ func (c *Config) Warnings() []string {
 	if e := c.consentWarning(); e != "" {
 		w = append(w, e)
 	}
+	if e := c.consentAgeWarning(); e != "" {
+		w = append(w, e)
+	}
 	w = append(w, c.Source.ignoredEnvWarnings()...)
 	return c.Source.upstreamNames(w)
 }

@@ -33,10 +33,6 @@ const (
 	HeaderGPC       = "Sec-GPC"
 )
 
-// maxConsentAge is upstream's default consent.max_consent_age_days (395,
-// consent_config.rs): an older TCF string counts as no consent.
-const maxConsentAge = 395 * 24 * time.Hour
-
 // Options configure Decide.
 type Options struct {
 	Policy Policy
@@ -44,6 +40,9 @@ type Options struct {
 	GDPRApplies bool
 	// Jurisdiction, when set, replaces the one from the client's country.
 	Jurisdiction Jurisdiction
+	// Tuning is upstream's [consent] settings; upstream's defaults when
+	// nil. Read under the upstream policy only.
+	Tuning *Tuning
 	// Now is the clock for the consent-age check; time.Now when nil.
 	Now func() time.Time
 }
@@ -69,42 +68,77 @@ func (o *Options) Decide(r *http.Request, country, region string) Decision {
 	if o.Policy != PolicyUpstream {
 		return o.decideTCF(tc)
 	}
+	t := o.tuning()
 	d := Decision{Consent: tc, Jurisdiction: o.Jurisdiction}
 	if d.Jurisdiction == "" {
-		d.Jurisdiction = JurisdictionOf(country, region)
+		d.Jurisdiction = t.jurisdiction(country, region)
 	}
-	var tcfConsent *tcf.Consent
+	rawGPP, rawSID := cookie(r, CookieGPP), cookie(r, CookieGPPSID)
+	if t.Mode == ModeProxy {
+		// Proxy mode decodes nothing (consent/mod.rs:139-162): the raw
+		// strings go on, and no decoded TCF consent exists to grant
+		// purpose 1.
+		sid := ParseSID(rawSID)
+		gdprApplies := tc != "" || slices.Contains(sid, SectionTCFEUv2)
+		d.Allowed = !needsPurpose1(gdprApplies, d.Jurisdiction)
+		d.Regs = regs(gdprApplies, d.Jurisdiction, cookie(r, CookieUSPrivacy), rawGPP, sid, gpc(r))
+		return d
+	}
+	effective, sid := o.decodeTCF(t, &d, tc, rawGPP, rawSID)
+	gdprApplies := tc != "" || slices.Contains(sid, SectionTCFEUv2)
+	d.Allowed = !needsPurpose1(gdprApplies, d.Jurisdiction) || (effective != nil && effective.Purpose(1))
+	usp := o.usPrivacy(t, r, &d)
+	d.Regs = regs(gdprApplies, d.Jurisdiction, usp, rawGPP, sid, gpc(r))
+	return d
+}
+
+// decodeTCF decodes the TCF consent in effect, upstream's effective_tcf
+// after conflict resolution and the expiry check (consent/mod.rs:163-216,
+// 325-334): the euconsent-v2 cookie's, or GPP's TCF section's, nil when
+// neither decodes or it has expired. sid is GPP's section ids, or the
+// __gpp_sid cookie's when GPP does not decode.
+func (o *Options) decodeTCF(t *Tuning, d *Decision, tc, rawGPP, rawSID string) (effective *tcf.Consent, sid []int) {
+	var standalone, fromGPP *tcf.Consent
 	if tc != "" {
 		c, err := tcf.Decode(tc)
 		d.problem(tcf.CookieName, err)
-		tcfConsent = c
+		standalone = c
 	}
-	rawGPP, rawSID := cookie(r, CookieGPP), cookie(r, CookieGPPSID)
-	var sid []int
 	if rawGPP != "" {
 		g, err := DecodeGPP(rawGPP)
 		d.problem(CookieGPP, err)
 		if g != nil {
 			sid = g.SectionIDs
 			d.Problems = append(d.Problems, g.Problems...)
-			if tcfConsent == nil {
-				tcfConsent = g.TCF
-			}
+			fromGPP = g.TCF
 		}
 	}
 	if sid == nil && rawSID != "" {
 		sid = ParseSID(rawSID)
 	}
-	if tcfConsent != nil && o.now().Sub(tcfConsent.LastUpdated) > maxConsentAge {
-		d.Problems = append(d.Problems, fmt.Errorf("tcf consent last updated %s, older than %d days", tcfConsent.LastUpdated.Format(time.DateOnly), maxConsentAge/(24*time.Hour)))
-		tcfConsent = nil
+	effective = t.resolveConflict(standalone, fromGPP)
+	if effective == nil {
+		effective = fromGPP
 	}
-	gdprApplies := tc != "" || slices.Contains(sid, SectionTCFEUv2)
-	needPurpose1 := gdprApplies || d.Jurisdiction == JurisdictionGDPR || d.Jurisdiction == JurisdictionUnknown
-	d.Allowed = !needPurpose1 || (tcfConsent != nil && tcfConsent.Purpose(1))
-	usp := o.usPrivacy(r, &d)
-	d.Regs = regs(gdprApplies, d.Jurisdiction, usp, rawGPP, sid, gpc(r))
-	return d
+	if effective != nil && t.expired(effective, o.now()) {
+		d.Problems = append(d.Problems, fmt.Errorf("tcf consent last updated %s, older than %d days", effective.LastUpdated.Format(time.DateOnly), t.MaxConsentAgeDays))
+		effective = nil
+	}
+	return effective, sid
+}
+
+// needsPurpose1 is upstream's consent_allows_server_side_auction
+// (consent/mod.rs:340-352): a TCF signal, or a GDPR or unknown
+// jurisdiction, needs purpose 1 granted.
+func needsPurpose1(gdprApplies bool, j Jurisdiction) bool {
+	return gdprApplies || j == JurisdictionGDPR || j == JurisdictionUnknown
+}
+
+func (o *Options) tuning() *Tuning {
+	if o.Tuning != nil {
+		return o.Tuning
+	}
+	return &defaultTuning
 }
 
 // decideTCF is the off and tcf policies: euconsent-v2 alone.
@@ -126,10 +160,10 @@ func (o *Options) decideTCF(tc string) Decision {
 }
 
 // usPrivacy is regs.us_privacy: the cookie as sent, or, in a US state
-// with a privacy law, "1YYN" from Sec-GPC: 1 when the cookie is absent or
-// undecodable (upstream's apply_gpc_us_privacy with its defaults
-// notice_given = true, lspa_covered = false).
-func (o *Options) usPrivacy(r *http.Request, d *Decision) string {
+// with a privacy law, one built from Sec-GPC: 1 and
+// consent.us_privacy_defaults when the cookie is absent or undecodable
+// (upstream's apply_gpc_us_privacy, consent/mod.rs:219-236).
+func (o *Options) usPrivacy(t *Tuning, r *http.Request, d *Decision) string {
 	raw := cookie(r, CookieUSPrivacy)
 	decoded := false
 	if raw != "" {
@@ -138,7 +172,9 @@ func (o *Options) usPrivacy(r *http.Request, d *Decision) string {
 		decoded = err == nil
 	}
 	if !decoded && gpc(r) && d.Jurisdiction.IsUSState() {
-		return USPrivacy{Notice: 'Y', OptOutSale: 'Y', LSPA: 'N'}.String()
+		if u, ok := t.gpcUSPrivacy(); ok {
+			return u.String()
+		}
 	}
 	return raw
 }

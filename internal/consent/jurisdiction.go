@@ -2,7 +2,6 @@ package consent
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -23,32 +22,12 @@ func (j Jurisdiction) IsUSState() bool {
 	return strings.HasPrefix(string(j), jurisdictionUSStatePrefix)
 }
 
-// gdprCountries and usPrivacyStates are upstream's defaults for
-// consent.gdpr.applies_in and consent.us_states.privacy_states
-// (crates/trusted-server-core/src/consent_config.rs): the EU, the EEA and
-// the UK; the US states with a comprehensive privacy law.
-var (
-	gdprCountries = []string{"AT", "BE", "BG", "HR", "CY", "CZ", "DK", "EE", "FI", "FR", "DE", "GR", "HU", "IE", "IT", "LV",
-		"LT", "LU", "MT", "NL", "PL", "PT", "RO", "SK", "SI", "ES", "SE", "IS", "LI", "NO", "GB"}
-	usPrivacyStates = []string{"CA", "VA", "CO", "CT", "UT", "MT", "OR", "TX", "FL", "DE", "IA", "NE", "NH", "NJ", "TN", "MN",
-		"MD", "IN", "KY", "RI"}
-)
-
 // JurisdictionOf is the regime for an ISO 3166-1 alpha-2 country and, in
-// the US, an ISO 3166-2 subdivision code without the country: unknown
-// without a country, GDPR in the EU/EEA/UK, a US state with a privacy
-// law, or non-regulated.
+// the US, an ISO 3166-2 subdivision code without the country, under
+// upstream's default lists (DefaultTuning): unknown without a country,
+// GDPR in the EU/EEA/UK, a US state with a privacy law, or non-regulated.
 func JurisdictionOf(country, region string) Jurisdiction {
-	country, region = strings.ToUpper(country), strings.ToUpper(region)
-	switch {
-	case country == "":
-		return JurisdictionUnknown
-	case slices.Contains(gdprCountries, country):
-		return JurisdictionGDPR
-	case country == "US" && slices.Contains(usPrivacyStates, region):
-		return Jurisdiction(jurisdictionUSStatePrefix + region)
-	}
-	return JurisdictionNonRegulated
+	return defaultTuning.jurisdiction(country, region)
 }
 
 // ParseJurisdiction reads consent.jurisdiction: "" (from [geo]), "GDPR",

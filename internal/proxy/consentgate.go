@@ -16,7 +16,7 @@ import (
 // consent/mod.rs) and fills regs as its build_regs
 // (integrations/prebid.rs).
 func consentOptions(c *config.ConsentConfig) privacy.Options {
-	return privacy.Options{Policy: c.ConsentPolicy(), GDPRApplies: c.GDPRApplies, Jurisdiction: privacy.Jurisdiction(c.Jurisdiction)}
+	return privacy.Options{Policy: c.ConsentPolicy(), GDPRApplies: c.GDPRApplies, Jurisdiction: privacy.Jurisdiction(c.Jurisdiction), Tuning: c.Tuning()}
 }
 
 // decideConsent is the request's consent decision: its country and region

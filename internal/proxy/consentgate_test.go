@@ -70,6 +70,7 @@ func TestUpstreamConsentPolicy(t *testing.T) {
 		regs            *openrtb.Regs
 		consent         string
 		undecodable     bool
+		tune            func(*config.ConsentConfig)
 	}{
 		{name: "GDPR country without a string: refused", country: "DE"},
 		{name: "unknown jurisdiction without a string: refused"},
@@ -84,6 +85,9 @@ func TestUpstreamConsentPolicy(t *testing.T) {
 			regs: &openrtb.Regs{GDPR: ptr8(0), USPrivacy: "1YNN", GPP: "DBABLA~BVQqAAAAAgA.QA", GPPSID: []int{7}}},
 		{name: "non-regulated without signals: no regs", country: "JP", adStack: true},
 		{name: "consent.jurisdiction over geo", country: "JP", jurisdiction: "GDPR"},
+		{name: "consent.gdpr_applies_in with JP: refused", country: "JP", tune: func(k *config.ConsentConfig) { k.GDPRAppliesIn = []string{"JP"} }},
+		{name: "consent.gpc_implies_optout false: no us_privacy", country: "US", region: "CA", gpc: true, adStack: true, regs: &openrtb.Regs{GDPR: ptr8(0)},
+			tune: func(k *config.ConsentConfig) { k.GPCImpliesOptOut = false }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,6 +97,9 @@ func TestUpstreamConsentPolicy(t *testing.T) {
 				c.Consent.Policy = "upstream"
 				c.Consent.Jurisdiction = tt.jurisdiction
 				c.Geo.Country, c.Geo.Region = tt.country, tt.region
+				if tt.tune != nil {
+					tt.tune(&c.Consent)
+				}
 			})
 			opts := []reqOpt{navigate}
 			if tt.cookie != "" {
