@@ -1,12 +1,19 @@
-package proxy
+package pipeline
 
 import (
+	"errors"
+	"io"
 	"runtime"
 	"time"
 
-	"github.com/ssatd/ssatd/internal/auction"
 	"github.com/ssatd/ssatd/internal/cputime"
 )
+
+// CPUSource is CPU spent for a page outside its pipeline goroutine: its
+// auction's (auction.Call.CPU), read atomically from any goroutine.
+type CPUSource interface {
+	CPU() (time.Duration, bool)
+}
 
 // pageCPU is the guest CPU of one served page: the thread CPU clock of the
 // pipeline goroutine (cputime.Thread), read only while the page computes.
@@ -37,7 +44,7 @@ type pageCPU struct {
 	foreign bool // guarded by latencyWriter.mu
 	// auction is the page's auction, nil without one; its CPU is read
 	// atomically, from any goroutine.
-	auction *auction.Call
+	auction CPUSource
 }
 
 // begin starts the first stretch.
@@ -95,6 +102,9 @@ func (c *pageCPU) end() (time.Duration, bool) {
 }
 
 func (c *pageCPU) withAuction(spent time.Duration, ok bool) (time.Duration, bool) {
+	if c.auction == nil {
+		return spent, ok
+	}
 	a, aok := c.auction.CPU()
 	return spent + a, ok && aok
 }
@@ -105,4 +115,38 @@ func (c *pageCPU) during(wait func()) {
 		defer c.resume()
 	}
 	wait()
+}
+
+// ErrCPULimit ends a page whose guest CPU passed Limits.CPU.
+var ErrCPULimit = errors.New("the page used more CPU than its limit")
+
+// cpuMeter ends a page whose guest CPU passes compute.cpu_limit_ms. It
+// wraps the decoded origin body, which the pipeline reads while its CPU
+// clock runs (pageCPU): every read reads the clock, so a page is ended
+// within one read buffer (32 KiB of HTML) of the limit. A page that passes
+// it ends with ErrCPULimit, which serving answers as Fastly ends a sandbox
+// over its CPU limit: before the response headers with a 503, after them
+// with an aborted response.
+type cpuMeter struct {
+	r     io.Reader
+	clock *pageCPU
+	limit time.Duration // native CPU: compute.cpu_limit_ms / compute.cpu_scale
+}
+
+func (m *cpuMeter) Read(p []byte) (int, error) {
+	if m.over() {
+		return 0, ErrCPULimit
+	}
+	return m.r.Read(p)
+}
+
+func (m *cpuMeter) over() bool {
+	spent, ok := m.clock.total()
+	return ok && spent > m.limit
+}
+
+// meteredBody is the decoded origin body read through a cpuMeter.
+type meteredBody struct {
+	*cpuMeter
+	io.Closer
 }
