@@ -78,6 +78,8 @@ type Job struct {
 	// the output and the CPU spent do not depend on timing, as an offline
 	// run (no client waiting) wants.
 	Latency time.Duration
+	// Now is the wall clock of Result.GuestTime; nil: time.Now.
+	Now func() time.Time
 	// MeasureCPU takes the page's guest CPU with the thread clock
 	// (pageCPU), AuctionCPU's included when set.
 	MeasureCPU bool

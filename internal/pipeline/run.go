@@ -157,7 +157,7 @@ func (r *Run) Process() Result {
 // left unfinished, so it can never decode as complete.
 func (r *Run) process(res *Result) error {
 	defer r.dec.Close()
-	start := time.Now()
+	start := r.now()
 	var wait time.Duration // waiting for the bids is not guest work
 	var err error
 	if r.job.Rewrite.Kind != HTML {
@@ -173,9 +173,16 @@ func (r *Run) process(res *Result) error {
 	res.InBytes = r.body.Count()
 	res.OutBytes = r.sent.n
 	res.ProcessedBytes = r.front.written
-	res.GuestTime = time.Since(start) - wait
+	res.GuestTime = r.now().Sub(start) - wait
 	r.releaseBuffers()
 	return err
+}
+
+func (r *Run) now() time.Time {
+	if r.job.Now != nil {
+		return r.job.Now()
+	}
+	return time.Now()
 }
 
 // options are the HTML rewrite's; the bids' wait is added to wait.
@@ -194,10 +201,10 @@ func (r *Run) options(wait *time.Duration) *rewrite.Options {
 	}
 	if r.job.Bids != nil {
 		opts.BodyEnd = func() []byte {
-			t := time.Now()
+			t := r.now()
 			var bids map[string]ssat.Bid
 			r.cpu.during(func() { bids = r.job.Bids() })
-			*wait += time.Since(t)
+			*wait += r.now().Sub(t)
 			s, err := rewrite.BidsScript(bids)
 			if err != nil {
 				if r.job.Log != nil {
