@@ -92,14 +92,13 @@ func outputCoding(m mode, origin compress.Coding) compress.Coding {
 }
 
 // setRewrittenHeaders gives a response the headers of the rewritten page,
-// for GET and HEAD alike, and returns the page's output coding.
-func (g *Guest) setRewrittenHeaders(resp *http.Response, x *exchange, origin compress.Coding) compress.Coding {
+// for GET and HEAD alike.
+func (g *Guest) setRewrittenHeaders(resp *http.Response, x *exchange, origin compress.Coding) {
 	out := outputCoding(x.mode, origin)
 	x.outCoding = string(out)
 	g.applyRewrittenHeaders(resp.Header, x, out)
 	g.readPagePolicy(resp.Header, x)
 	resp.ContentLength = -1
-	return out
 }
 
 // passThrough leaves the response as the origin sent it (docs/behaviour.md, "Pass-through responses"), with the
