@@ -35,11 +35,12 @@ func NewBody(rc io.ReadCloser, limit int64, idle time.Duration, onIdle func()) B
 	return &originBody{rc: rc, limit: limit, idle: idle, onIdle: onIdle}
 }
 
-// originBody wraps the origin response body. It counts raw bytes against the
-// "Limits" (docs/behaviour.md) limit (limit 0: no limit) and calls onIdle,
-// which cancels the origin request, when one Read waits longer than idle: the "gap between body
-// bytes" is timed only while the guest is actually waiting for the origin,
-// never while it is blocked on a slow client.
+// originBody wraps the origin response body. It counts raw bytes against
+// the "Limits" (docs/behaviour.md) limit (limit 0: no limit) and calls
+// onIdle, which cancels the origin request, when one Read waits longer
+// than idle: the "gap between body bytes" is timed only while the guest is
+// actually waiting for the origin, never while it is blocked on a slow
+// client.
 type originBody struct {
 	rc     io.ReadCloser
 	n      int64

@@ -15,22 +15,24 @@ type CPUSource interface {
 	CPU() (time.Duration, bool)
 }
 
-// pageCPU is the guest CPU of one served page: the thread CPU clock of the
-// pipeline goroutine (cputime.Thread), read only while the page computes.
-// The goroutine holds its OS thread (runtime.LockOSThread) for one stretch
-// of work and gives it up before every wait: for the origin body
-// (originBody.Read), for the client (countWriter.Write into the pipe) and
-// for the auction (BodyEnd). A page waiting on a slow client or origin
-// then holds no thread, and its wake-up is an ordinary goroutine wake-up
-// rather than a hand-off to its own sleeping thread. What a wait costs in
-// the kernel (the read of the origin socket) is I/O, not guest work, and
-// is left out, as `ssatd measure` leaves it out.
+// pageCPU is the guest CPU of one page (Job.MeasureCPU): the thread CPU
+// clock (cputime.Thread) of the goroutine that runs Process, read only
+// while the page computes. The goroutine holds its OS thread
+// (runtime.LockOSThread) for one stretch of work and gives it up before
+// every wait: for the origin body (originBody.Read), for the client
+// (countWriter.Write into Dst, serving's pipe) and for the bids (Job.Bids,
+// at BodyEnd). A page waiting on a slow client or origin then holds no
+// thread, and its wake-up is an ordinary goroutine wake-up rather than a
+// hand-off to its own sleeping thread. What a wait costs in the kernel
+// (the read of the origin socket) is I/O, not guest work, and is left
+// out, as `ssatd measure` leaves it out.
 //
-// The page's CPU also counts its auction's: the sections in which the
-// auction's own goroutines compute (auction.Call.CPU: building and
-// encoding the bid requests, decoding the answers, choosing the winners),
-// as all of that runs in the guest on Fastly and counts toward its vCPU
-// time. total and end add what those sections have spent by then.
+// The page's CPU also counts its auction's (Job.AuctionCPU): the sections
+// in which the auction's own goroutines compute (auction.Call.CPU:
+// building and encoding the bid requests, decoding the answers, choosing
+// the winners), as all of that runs in the guest on Fastly and counts
+// toward its vCPU time. total and end add what those sections have spent
+// by then.
 //
 // Only the pipeline goroutine calls its methods, with one exception kept
 // under the latency writer's lock: foreign, set while the latency timer's
@@ -55,7 +57,7 @@ func (c *pageCPU) begin() {
 
 // resume starts a stretch after a wait. Callers resume only where pause
 // reported a running stretch, so a wait before begin (the decoder's header
-// read in startPipeline, on the handler goroutine) leaves the clock alone.
+// read in Start, on serving's handler goroutine) leaves the clock alone.
 func (c *pageCPU) resume() {
 	if c == nil || !c.ok || c.running {
 		return

@@ -11,8 +11,8 @@
 // Content-Encoding in classify.go, the output coding in pipeline.go
 // (outputCoding), the header policy in headers.go and respheaders.go, the
 // page's body (decode, rewrite, encode and its limits) in internal/pipeline,
-// run for a served page and recorded into the exchange by pipeline.go, admission to
-// the pipeline in admission.go, and why a request failed, with what the
+// which pipeline.go runs for a served page and records into the exchange,
+// admission to the pipeline in admission.go, and why a request failed, with what the
 // client is then told, in errors.go (failureOf). The failure reasons are a
 // closed set (reasons.go) that only recordFailure writes to the access
 // line and the failures metric.
