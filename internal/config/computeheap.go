@@ -18,7 +18,8 @@ import (
 
 // PipelineBufferBytes are the pipeline's own buffers per page: the
 // rewriter's batch, the encoder's output batch and the copy buffer to the
-// client (internal/proxy, pipeline.go; a test there keeps the two equal).
+// client (internal/pipeline's RewriteBufSize and OutBufSize, and
+// internal/proxy's copy buffer; a test there keeps the two equal).
 const PipelineBufferBytes = (32 + 16 + 32) << 10
 
 const (

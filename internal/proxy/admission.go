@@ -219,7 +219,7 @@ func (p *pipeline) recoverPanic() {
 	err := fmt.Errorf("page pipeline panicked: %v", v)
 	p.g.log.Error("page pipeline panicked", pathField(p.req.URL),
 		zap.Any("panic", v), zap.Stack("stack"))
-	p.front.Abandon()
+	p.body.Abandon()
 	if ge := (&guestError{status: http.StatusInternalServerError, reason: reasonPipelinePanic, msg: "internal error", cause: err}); p.first.failed(ge) {
 		// Nothing was sent: startPipeline answers 500 before the headers.
 		p.pw.CloseWithError(ge)

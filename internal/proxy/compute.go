@@ -1,13 +1,11 @@
 package proxy
 
 import (
-	"io"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/ssatd/ssatd/internal/config"
-	"github.com/ssatd/ssatd/internal/rewrite"
 )
 
 // computeOptions are the [compute] settings: the limits of the compute
@@ -27,37 +25,9 @@ func (c computeOptions) platformCPU(native time.Duration) time.Duration {
 	return time.Duration(float64(native) * c.cpuScale)
 }
 
-// timedProcess runs the pipeline and returns its guest CPU (pageCPU): the
-// same measure as `ssatd measure`, taken only while the page computes, so
-// that the page holds an OS thread only then. ok is false where the clock
-// is missing.
-func (p *pipeline) timedProcess() (st rewrite.Stats, cpu time.Duration, ok bool, err error) {
-	clock := p.cpu
-	clock.auction = p.x.auction
-	clock.begin()
-	defer clock.end() // a panic in process leaves no thread locked
-	limit := p.g.nativeCPULimit()
-	if limit > 0 && clock.ok && !p.offline {
-		p.dec = meteredBody{cpuMeter: &cpuMeter{r: p.dec, clock: clock, limit: limit}, Closer: p.dec}
-	}
-	st, err = p.process()
-	cpu, ok = clock.end()
-	if err == nil && limit > 0 && ok && !p.offline && cpu > limit {
-		// The last read was under the limit, the end of the page (the
-		// encoder's final block) went over it.
-		err = errCPULimit
-	}
-	return st, cpu, ok, err
-}
-
-// meteredBody is the decoded origin body read through a cpuMeter.
-type meteredBody struct {
-	*cpuMeter
-	io.Closer
-}
-
-// spent records the guest CPU of a page served complete: the metric, the
-// access line's figure, and a warning when it went over the budget.
+// spent records the guest CPU of a page served complete (the Result's
+// CPU, the same measure as `ssatd measure`): the metric, the access line's
+// figure, and a warning when it went over the budget.
 func (p *pipeline) spent(cpu time.Duration) {
 	g, x := p.g, p.x
 	x.mu.Lock()
@@ -73,7 +43,7 @@ func (p *pipeline) spent(cpu time.Duration) {
 		pathField(p.req.URL),
 		zap.String("mode", string(x.mode)),
 		zap.String("origin_coding", x.originCoding),
-		zap.String("output_coding", string(p.coding)),
+		zap.String("output_coding", string(p.out)),
 		zap.Float64("cpu_ms", millis(cpu)),
 		zap.Float64("platform_cpu_ms", millis(platform)),
 		zap.Float64("cpu_budget_ms", millis(g.cpuBudget)),

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"io"
 	"net/http"
 	"net/http/httputil"
 	"sync"
@@ -149,31 +148,6 @@ func (l *runtimeLimit) answering() {
 	defer l.mu.Unlock()
 	l.done = true
 	_ = http.NewResponseController(l.w).SetWriteDeadline(time.Time{})
-}
-
-// cpuMeter ends a page whose guest CPU passes compute.cpu_limit_ms. It
-// wraps the decoded origin body, which the pipeline reads while its CPU
-// clock runs (pageCPU): every read reads the clock, so a page is ended
-// within one read buffer (32 KiB of HTML) of the limit. A page that passes
-// it is ended as Fastly ends a sandbox over its CPU limit: before the
-// response headers the client gets errCPULimit's 503, after them an
-// aborted response.
-type cpuMeter struct {
-	r     io.Reader
-	clock *pageCPU
-	limit time.Duration // native CPU: compute.cpu_limit_ms / compute.cpu_scale
-}
-
-func (m *cpuMeter) Read(p []byte) (int, error) {
-	if m.over() {
-		return 0, errCPULimit
-	}
-	return m.r.Read(p)
-}
-
-func (m *cpuMeter) over() bool {
-	spent, ok := m.clock.total()
-	return ok && spent > m.limit
 }
 
 // nativeCPULimit is compute.cpu_limit_ms in this machine's CPU; 0 = off.

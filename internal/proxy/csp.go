@@ -23,7 +23,7 @@ var cspHeaders = []string{"Content-Security-Policy", "Content-Security-Policy-Re
 // header itself. Text responses get no injection and keep their scripts'
 // bytes anyway (no script runs from a JSON body).
 func (g *Guest) readPagePolicy(h http.Header, x *exchange) {
-	if x.text != textHTML || g.ignoreCSP {
+	if !g.readsPagePolicy(x) {
 		return
 	}
 	pending := csp.PendingBundle
@@ -36,6 +36,12 @@ func (g *Guest) readPagePolicy(h http.Header, x *exchange) {
 		}
 	}
 	x.cspOn = true
+}
+
+// readsPagePolicy says whether x's page gets the Content Security Policy
+// rules: an HTML page, unless csp is ignored.
+func (g *Guest) readsPagePolicy(x *exchange) bool {
+	return x.text == textHTML && !g.ignoreCSP
 }
 
 // notePolicy logs and counts what a page's policies made the rewrite do

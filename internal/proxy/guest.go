@@ -10,8 +10,9 @@
 // ranged request in ranges.go, response classification and the reading of
 // Content-Encoding in classify.go, the output coding in pipeline.go
 // (outputCoding), the header policy in headers.go and respheaders.go, the
-// body pipeline and its limits in pipeline.go and limits.go, admission to
-// the pipeline in admission.go, and why a request failed, with what the
+// page's body (decode, rewrite, encode and its limits) in internal/pipeline,
+// which pipeline.go runs for a served page and records into the exchange,
+// admission to the pipeline in admission.go, and why a request failed, with what the
 // client is then told, in errors.go (failureOf). The failure reasons are a
 // closed set (reasons.go) that only recordFailure writes to the access
 // line and the failures metric.
@@ -46,6 +47,7 @@ import (
 	privacy "github.com/ssatd/ssatd/internal/consent"
 	"github.com/ssatd/ssatd/internal/csp"
 	"github.com/ssatd/ssatd/internal/metrics"
+	bodypipe "github.com/ssatd/ssatd/internal/pipeline"
 	"github.com/ssatd/ssatd/internal/rewrite"
 	"github.com/ssatd/ssatd/internal/ssat"
 	"github.com/ssatd/ssatd/internal/telemetry"
@@ -386,7 +388,7 @@ type handled struct {
 	originCoding string
 	outCoding    string
 	text         textKind       // the pipeline's rules: HTML, or a text type (textresp.go)
-	passBody     *originBody    // the body of a pass-through response
+	passBody     bodypipe.Body  // the body of a pass-through response
 	pageSlot     *pageSlot      // the page place taken before the origin fetch (admitEarly)
 	runtime      *runtimeLimit  // compute.max_runtime's timer, nil without one (computelimits.go)
 	pipe         *io.PipeReader // the pipeline's output, which ReverseProxy copies
@@ -425,8 +427,8 @@ type results struct {
 // body's read error, or else errCopyAborted (a pipeline's own failures are
 // recorded before its pipe reports them).
 func (x *exchange) copyErr() error {
-	if x.passBody != nil && x.passBody.readErr != nil {
-		return x.passBody.readErr
+	if x.passBody != nil && x.passBody.ReadErr() != nil {
+		return x.passBody.ReadErr()
 	}
 	return errCopyAborted
 }

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -13,41 +12,20 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/ssatd/ssatd/internal/auction"
 	"github.com/ssatd/ssatd/internal/compress"
+	bodypipe "github.com/ssatd/ssatd/internal/pipeline"
 	"github.com/ssatd/ssatd/internal/rewrite"
 	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 const (
-	// rewriteBufSize batches the rewriter's many small writes before the
-	// encoder; outBufSize batches the encoder's output before the client.
-	// Each batch is one hand-off through the pipe to ReverseProxy, whose
-	// copy buffer (copyBufSize) takes it in one read.
-	rewriteBufSize = 32 << 10
-	outBufSize     = 16 << 10
+	// The page's buffers (bodypipe.RewriteBufSize, OutBufSize): each batch
+	// is one hand-off through the pipe to ReverseProxy, whose copy buffer
+	// (copyBufSize) takes it in one read.
+	rewriteBufSize = bodypipe.RewriteBufSize
+	outBufSize     = bodypipe.OutBufSize
 	copyBufSize    = 32 << 10
 )
-
-// The pipeline's buffers are pooled: a page in flight holds them, a page
-// done returns them, so a busy daemon does not allocate them per page.
-var (
-	frontPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, rewriteBufSize) }}
-	outPool   = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, outBufSize) }}
-)
-
-func getBufWriter(pool *sync.Pool, w io.Writer) *bufio.Writer {
-	b := pool.Get().(*bufio.Writer)
-	b.Reset(w)
-	return b
-}
-
-func putBufWriter(pool *sync.Pool, b *bufio.Writer) {
-	if b != nil {
-		b.Reset(nil)
-		pool.Put(b)
-	}
-}
 
 // copyBuffers is ReverseProxy's httputil.BufferPool: it copies every body
 // to the client, so its buffer is reused rather than allocated per request.
@@ -114,14 +92,13 @@ func outputCoding(m mode, origin compress.Coding) compress.Coding {
 }
 
 // setRewrittenHeaders gives a response the headers of the rewritten page,
-// for GET and HEAD alike, and returns the page's output coding.
-func (g *Guest) setRewrittenHeaders(resp *http.Response, x *exchange, origin compress.Coding) compress.Coding {
+// for GET and HEAD alike.
+func (g *Guest) setRewrittenHeaders(resp *http.Response, x *exchange, origin compress.Coding) {
 	out := outputCoding(x.mode, origin)
 	x.outCoding = string(out)
 	g.applyRewrittenHeaders(resp.Header, x, out)
 	g.readPagePolicy(resp.Header, x)
 	resp.ContentLength = -1
-	return out
 }
 
 // passThrough leaves the response as the origin sent it (docs/behaviour.md, "Pass-through responses"), with the
@@ -133,7 +110,7 @@ func (g *Guest) passThrough(resp *http.Response, x *exchange, rt route) {
 			pathField(resp.Request.URL), zap.String("content_encoding", x.originCoding))
 	}
 	if rt == routePassThrough || rt == routeUnsupported {
-		x.passBody = &originBody{rc: resp.Body, idle: g.idleTimeout, cancel: x.cancel}
+		x.passBody = bodypipe.NewBody(resp.Body, 0, g.idleTimeout, func() { x.cancel(errOriginIdle) })
 		resp.Body = x.passBody
 	}
 	x.mode = modeMirror
@@ -168,36 +145,94 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 			slot.release() // refused, or panicked, before the pipeline ran
 		}
 	}()
-	clock := &pageCPU{}
-	body := &originBody{rc: resp.Body, limit: g.rawLimit, idle: g.idleTimeout, cancel: x.cancel, cpu: clock}
-	// Reads the gzip or zlib header now, so that a corrupt one is a 502
-	// rather than an aborted 200.
-	dec, err := compress.NewReader(coding, body, g.decodedLimit)
-	if err != nil {
-		body.Close()
-		return &guestError{status: http.StatusBadGateway, reason: failureOf(x, err).reason,
-			msg: "the origin response could not be decoded", cause: err}
-	}
-	out := g.setRewrittenHeaders(resp, x, coding)
 	pr, pw := io.Pipe()
-	p := &pipeline{g: g, x: x, req: resp.Request, body: body, dec: dec, coding: out, pw: pw, slot: slot, cpu: clock}
+	p := &pipeline{g: g, x: x, req: resp.Request, out: outputCoding(x.mode, coding), pw: pw, slot: slot, first: newFirstBytes()}
+	// Start reads the gzip or zlib header now, so that a corrupt one is a
+	// 502 rather than an aborted 200.
+	body, err := bodypipe.Start(g.servedJob(x, resp.Body, coding, p.out, pw, p.first.wrote))
+	if err != nil {
+		return startFailure(x, err)
+	}
+	p.body = body
+	g.setRewrittenHeaders(resp, x, coding)
 	if g.diagnostics {
-		applyDiagnostics(resp, x, out, g.platform, g.canHint)
+		applyDiagnostics(resp, x, p.out, g.platform, g.canHint)
 		p.trailer = resp.Trailer
 		p.started = make(chan struct{})
 	}
-	if err := p.open(pw); err != nil {
-		dec.Close()
-		body.Close()
-		return &guestError{status: http.StatusInternalServerError, reason: reasonEncoderInit, msg: "internal error", cause: err}
-	}
 	x.done = make(chan struct{})
 	x.pipe = pr
-	p.first = newFirstBytes()
-	p.sent.first = p.first.wrote
 	running = true
 	go p.run()
 	return p.commit(resp, pr)
+}
+
+// startFailure is the answer to a page whose pipeline could not start:
+// its body's header is the origin's failure, its encoder a setting's.
+func startFailure(x *exchange, err error) error {
+	var enc *bodypipe.EncoderError
+	if errors.As(err, &enc) {
+		return &guestError{status: http.StatusInternalServerError, reason: reasonEncoderInit, msg: "internal error", cause: enc.Err}
+	}
+	return &guestError{status: http.StatusBadGateway, reason: failureOf(x, err).reason,
+		msg: "the origin response could not be decoded", cause: err}
+}
+
+// errRawLimit is the raw limit's error, which failureOf reads.
+type errRawLimit = bodypipe.RawLimitError
+
+// pageJob is what serving and Transform share of a page's Job: its body,
+// codings and body limits, and the rewrite of x's request.
+func (g *Guest) pageJob(x *exchange, src io.ReadCloser, in, out compress.Coding) bodypipe.Job {
+	job := bodypipe.Job{
+		Src: src, In: in, Out: out, Codec: g.codecOpts,
+		Limits: bodypipe.Limits{Raw: g.rawLimit, Decoded: g.decodedLimit},
+		Rewrite: bodypipe.Rewrite{
+			Kind:          x.text,
+			OriginHost:    g.originHost,
+			RequestHost:   x.view.host,
+			RequestScheme: x.view.scheme,
+			Inline:        g.inline,
+			Head:          func() []byte { return g.headPrepend(x) },
+		},
+		Log: g.log,
+	}
+	if x.eligible {
+		job.Bids = func() map[string]ssat.Bid { return awaitBids(x) }
+	}
+	return job
+}
+
+// servedJob is a served page's Job: pageJob with the origin's idle
+// timeout, the page's CPU clock and limit, the page's policies, latency
+// flushes, and the pipe to the client.
+func (g *Guest) servedJob(x *exchange, src io.ReadCloser, in, out compress.Coding, dst io.Writer, first func()) bodypipe.Job {
+	job := g.pageJob(x, src, in, out)
+	job.Limits.Idle = g.idleTimeout
+	job.OnIdle = func() { x.cancel(errOriginIdle) }
+	job.Limits.CPU = g.nativeCPULimit()
+	job.MeasureCPU = true
+	if x.auction != nil {
+		job.AuctionCPU = x.auction
+	}
+	if g.readsPagePolicy(x) {
+		job.Rewrite.CSP = &x.csp // read from the headers before the pipeline runs
+	}
+	job.Latency = g.flushLatency
+	job.Dst, job.OnFirstWrite = dst, first
+	return job
+}
+
+// awaitBids is a page's injection source: it waits for the auction and
+// records how the wait ended.
+func awaitBids(x *exchange) map[string]ssat.Bid {
+	bids, outcome := x.auction.Wait(x.ctx)
+	x.mu.Lock()
+	x.auctionOut = outcome
+	x.auctionTook = time.Since(x.auctionStart)
+	x.mu.Unlock()
+	x.diag.won(bids)
+	return bids
 }
 
 // commit waits until the response may be committed and gives it the
@@ -246,65 +281,24 @@ func (f *firstBytes) failed(err error) (early bool) {
 	return early
 }
 
-// pipeline decodes, rewrites and re-encodes one page in its own goroutine,
-// writing into a pipe that ReverseProxy copies to the client.
+// pipeline is the adapter between a served page and its body's journey
+// (internal/pipeline): it runs the journey in its own goroutine, writing
+// into a pipe that ReverseProxy copies to the client, and copies the
+// Result into the exchange and the diagnostics.
 type pipeline struct {
-	g      *Guest
-	x      *exchange
-	req    *http.Request
-	body   *originBody
-	dec    io.ReadCloser
-	coding compress.Coding
-	pw     *io.PipeWriter
-	sent   *countWriter
-	// offline pipelines (Transform) have no client waiting: no latency
-	// flushes, so their output and CPU time do not depend on timing.
-	offline bool
+	g    *Guest
+	x    *exchange
+	req  *http.Request
+	body *bodypipe.Run
+	out  compress.Coding
+	pw   *io.PipeWriter
 	// With diagnostics on, trailer gets the figures known at the end. It
 	// is written only after ReverseProxy's first body read (started), by
 	// which time ReverseProxy has finished reading the trailer's keys.
 	trailer http.Header
 	started chan struct{}
-	first   *firstBytes // served pipelines only
-	out     *bufio.Writer
-	enc     compress.Writer
-	front   *latencyWriter
+	first   *firstBytes
 	slot    *pageSlot // the page's place in the pipeline, released when run ends
-	cpu     *pageCPU  // served pipelines only: the page's guest CPU
-}
-
-func (p *pipeline) open(dst io.Writer) error {
-	p.sent = &countWriter{w: dst, cpu: p.cpu}
-	// An encoder writes its output in small pieces, which out batches;
-	// identity output is the front buffer's batches already.
-	var encDst io.Writer = p.sent
-	if p.coding != compress.Identity {
-		p.out = getBufWriter(&outPool, p.sent)
-		encDst = p.out
-	}
-	enc, err := compress.NewWriter(p.coding, encDst, p.g.codecOpts)
-	if err != nil {
-		putBufWriter(&outPool, p.out)
-		p.out = nil
-		return err
-	}
-	p.enc = enc
-	latency := p.g.flushLatency
-	if p.offline {
-		latency = 0
-	}
-	p.front = newLatencyWriter(getBufWriter(&frontPool, enc), enc, p.out, latency)
-	p.front.cpu = p.cpu
-	return nil
-}
-
-// releaseBuffers returns the pipeline's buffers once nothing writes to
-// them: the latency writer is closed or abandoned, so its timer does not
-// touch them either.
-func (p *pipeline) releaseBuffers() {
-	putBufWriter(&frontPool, p.front.front)
-	putBufWriter(&outPool, p.out)
-	p.front.front, p.front.out, p.out = nil, nil, nil
 }
 
 // run is the pipeline of a served response: it feeds the pipe that
@@ -314,50 +308,83 @@ func (p *pipeline) run() {
 	defer p.slot.release() // before done: a finished request has freed its slot
 	defer p.body.Close()
 	defer p.recoverPanic()
-	st, cpu, measured, err := p.tracedProcess()
-	if err != nil {
-		if p.first.failed(err) {
-			// Nothing was sent: startPipeline answers with an error.
-			p.pw.CloseWithError(err)
-			return
-		}
-		reason := failureOf(p.x, err).reason
-		p.g.recordFailure(p.x, outcomeAborted, reason, err)
-		// The reader side sees the error, ReverseProxy aborts the response
-		// (http.ErrAbortHandler): a truncated page never ends cleanly
-		// (docs/behaviour.md, "Limits"). A client that left is reported as
-		// context.Canceled, the one read error ReverseProxy does not log as
-		// a failure of the upstream.
-		if reason == reasonClientGone {
-			err = context.Canceled
-		}
-		p.pw.CloseWithError(err)
+	res := p.tracedProcess()
+	p.record(res)
+	if err := servedError(res.Err); err != nil {
+		p.fail(err)
 		return
 	}
-	if measured {
-		p.spent(cpu)
+	if res.CPUMeasured {
+		p.spent(res.CPU)
 	}
 	p.first.wrote() // an empty page: the end is ready
 	if p.x.text == textHTML {
 		// A text response has no head, and the origin host metric counts pages.
-		p.notePage(st)
+		p.notePage(res.Stats)
 	}
 	if p.trailer != nil {
 		select {
 		case <-p.started:
-			p.x.mu.Lock()
-			p.trailer.Set(DiagProcessedBytes, strconv.FormatInt(p.x.processedBytes, 10))
-			p.trailer.Set(DiagDecisions, decisionsTrailer(p.x))
-			p.trailer.Set(DiagProcessingMillis, strconv.FormatFloat(millis(p.x.guestTime), 'f', 3, 64))
-			if p.x.cpuMeasured {
-				p.trailer.Set(DiagGuestCPUMillis, strconv.FormatFloat(millis(p.g.platformCPU(p.x.guestCPU)), 'f', 3, 64))
-			}
-			p.g.setTSTrailers(p.trailer, p.x)
-			p.x.mu.Unlock()
+			p.setTrailers(res)
 		case <-p.x.ctx.Done():
 		}
 	}
 	p.pw.Close()
+}
+
+// servedError is the journey's error as serving answers it: a page over
+// its CPU limit ends as Fastly ends a sandbox (computelimits.go).
+func servedError(err error) error {
+	if errors.Is(err, bodypipe.ErrCPULimit) {
+		return errCPULimit
+	}
+	return err
+}
+
+// fail ends a page that failed: before any byte was sent, startPipeline
+// answers with an error; after, the response is aborted.
+func (p *pipeline) fail(err error) {
+	if p.first.failed(err) {
+		p.pw.CloseWithError(err)
+		return
+	}
+	reason := failureOf(p.x, err).reason
+	p.g.recordFailure(p.x, outcomeAborted, reason, err)
+	// The reader side sees the error, ReverseProxy aborts the response
+	// (http.ErrAbortHandler): a truncated page never ends cleanly
+	// (docs/behaviour.md, "Limits"). A client that left is reported as
+	// context.Canceled, the one read error ReverseProxy does not log as
+	// a failure of the upstream.
+	if reason == reasonClientGone {
+		err = context.Canceled
+	}
+	p.pw.CloseWithError(err)
+}
+
+// record copies the journey's figures into the exchange, for the access
+// line.
+func (p *pipeline) record(res bodypipe.Result) {
+	p.x.mu.Lock()
+	defer p.x.mu.Unlock()
+	p.x.originBytes = res.InBytes
+	p.x.outBytes = res.OutBytes
+	p.x.processedBytes = res.ProcessedBytes
+	p.x.guestTime = res.GuestTime
+}
+
+// setTrailers fills the diagnostics trailers of a page served complete.
+func (p *pipeline) setTrailers(res bodypipe.Result) {
+	t := p.trailer
+	t.Set(DiagProcessedBytes, strconv.FormatInt(res.ProcessedBytes, 10))
+	t.Set(DiagProcessingMillis, strconv.FormatFloat(millis(res.GuestTime), 'f', 3, 64))
+	if res.CPUMeasured {
+		t.Set(DiagGuestCPUMillis, strconv.FormatFloat(millis(p.g.platformCPU(res.CPU)), 'f', 3, 64))
+	}
+	p.g.setTSTrailers(t, res)
+	p.x.mu.Lock()
+	d := decisionsTrailer(p.x) // the auction's outcome, written at </body>
+	p.x.mu.Unlock()
+	t.Set(DiagDecisions, d)
 }
 
 // notePage logs what a page's rewrite left out, and counts a page that
@@ -395,67 +422,6 @@ type firstReadSignal struct {
 func (f *firstReadSignal) Read(p []byte) (int, error) {
 	f.once.Do(func() { close(f.started) })
 	return f.ReadCloser.Read(p)
-}
-
-// process decodes, rewrites and encodes the whole body. On failure the
-// encoded stream is left unfinished, so it can never decode as complete.
-func (p *pipeline) process() (rewrite.Stats, error) {
-	defer p.dec.Close()
-	start := time.Now()
-	var wait time.Duration // waiting for the auction is not guest work
-	opts := &rewrite.Options{
-		OriginHost:    p.g.originHost,
-		RequestHost:   p.x.view.host,
-		RequestScheme: p.x.view.scheme,
-		HeadPrepend:   p.g.headPrepend(p.x),
-		BeforeWait:    p.front.Flush,
-		Inline:        p.g.inline,
-	}
-	if p.x.cspOn {
-		opts.CSP = &p.x.csp
-	}
-	if p.x.eligible {
-		opts.BodyEnd = func() []byte {
-			t := time.Now()
-			var bids map[string]ssat.Bid
-			var outcome auction.Outcome
-			p.cpu.during(func() { bids, outcome = p.x.auction.Wait(p.x.ctx) })
-			wait += time.Since(t)
-			p.x.mu.Lock()
-			p.x.auctionOut = outcome
-			p.x.auctionTook = time.Since(p.x.auctionStart)
-			p.x.mu.Unlock()
-			p.x.diag.won(bids)
-			s, err := rewrite.BidsScript(bids)
-			if err != nil {
-				p.g.log.Error("encode bids", zap.Error(err))
-				s, _ = rewrite.BidsScript(nil)
-			}
-			return s
-		}
-	}
-	var st rewrite.Stats
-	var err error
-	if p.x.text != textHTML {
-		st, err = p.rewriteText()
-	} else {
-		st, err = rewrite.Rewrite(p.front, p.dec, opts)
-	}
-	if err == nil {
-		err = p.front.Close()
-	} else {
-		p.front.Abandon()
-	}
-	p.x.mu.Lock()
-	if p.body != nil {
-		p.x.originBytes = p.body.Count()
-	}
-	p.x.outBytes = p.sent.n
-	p.x.processedBytes = p.front.written
-	p.x.guestTime = time.Since(start) - wait
-	p.x.mu.Unlock()
-	p.releaseBuffers()
-	return st, err
 }
 
 // headPrepend is what goes right after <head> (docs/behaviour.md, "Bundle tag"): the ad-slots script for
@@ -504,29 +470,6 @@ func limitDetail(limit int64, c compress.Coding, m mode, declared int64) []zap.F
 		f = append(f, zap.String("content_length", strconv.FormatInt(declared, 10)))
 	}
 	return f
-}
-
-// countWriter counts the encoded bytes handed to the client side. Its
-// writes wait for the client, so the page's CPU clock is paused around
-// them, unless the write is the latency timer's (pageCPU.foreign).
-type countWriter struct {
-	w     io.Writer
-	n     int64
-	first func() // called before the first bytes are handed on
-	cpu   *pageCPU
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	if c.first != nil && len(p) > 0 {
-		c.first()
-		c.first = nil
-	}
-	if c.cpu != nil && !c.cpu.foreign && c.cpu.pause() {
-		defer c.cpu.resume()
-	}
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // noteOriginHost counts, and logs at debug level, a whole page in which no

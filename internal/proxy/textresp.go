@@ -7,19 +7,19 @@ import (
 
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
-	"github.com/ssatd/ssatd/internal/rewrite"
+	bodypipe "github.com/ssatd/ssatd/internal/pipeline"
 )
 
 // textKind is which rules the pipeline applies to a response body: the
 // HTML rewrite (the zero value), or the text rules of
-// docs/behaviour.md, "Text responses".
-type textKind uint8
+// docs/behaviour.md, "Text responses" (bodypipe.Kind).
+type textKind = bodypipe.Kind
 
 const (
-	textHTML   textKind = iota
-	textOther           // CSS, JSON, XML and other text: bare hosts at host-name boundaries
-	textScript          // JavaScript: bare hosts only in string literals
-	textFlight          // React Server Components: textOther's rules, row by row
+	textHTML   = bodypipe.HTML
+	textOther  = bodypipe.Text   // CSS, JSON, XML and other text: bare hosts at host-name boundaries
+	textScript = bodypipe.Script // JavaScript: bare hosts only in string literals
+	textFlight = bodypipe.Flight // React Server Components: textOther's rules, row by row
 )
 
 // textTypes is publisher.rewrite_content_types, validated: media types and
@@ -88,20 +88,4 @@ func (g *Guest) classifyResponse(method string, resp *http.Response) (route, com
 		return routeUnsupported, "", textHTML
 	}
 	return routePipeline, c, kind
-}
-
-// rewriteText is the pipeline's rewrite step for a text response.
-func (p *pipeline) rewriteText() (rewrite.Stats, error) {
-	opts := &rewrite.TextOptions{
-		OriginHost:    p.g.originHost,
-		RequestHost:   p.x.view.host,
-		RequestScheme: p.x.view.scheme,
-		Script:        p.x.text == textScript,
-	}
-	rewriteBody := rewrite.RewriteText
-	if p.x.text == textFlight {
-		rewriteBody = rewrite.RewriteFlight
-	}
-	st, err := rewriteBody(p.front, p.dec, opts)
-	return rewrite.Stats{URLsRewritten: st.Rewritten, InBytes: st.InBytes, OutBytes: st.OutBytes}, err
 }

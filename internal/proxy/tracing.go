@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/ssatd/ssatd/internal/rewrite"
+	bodypipe "github.com/ssatd/ssatd/internal/pipeline"
 	"github.com/ssatd/ssatd/internal/telemetry"
 )
 
@@ -156,19 +156,19 @@ func (g *Guest) admitPage(x *exchange, deadline time.Time) (*pageSlot, error) {
 	return slot, err
 }
 
-// tracedProcess is timedProcess as the "rewrite" span: decode, rewrite
-// and encode of the whole page, with the origin bytes read and the guest
-// CPU spent.
-func (p *pipeline) tracedProcess() (st rewrite.Stats, cpu time.Duration, ok bool, err error) {
+// tracedProcess is the page's journey as the "rewrite" span: decode,
+// rewrite and encode of the whole page, with the origin bytes read and the
+// guest CPU spent.
+func (p *pipeline) tracedProcess() bodypipe.Result {
 	span := startSpan(p.x.ctx, "rewrite")
-	st, cpu, ok, err = p.timedProcess()
+	res := p.body.Process()
 	if span != nil {
-		attrs := []attribute.KeyValue{attribute.Int64("ssatd.origin_body_bytes", p.body.Count()),
-			attribute.String("ssatd.output_coding", string(p.coding))}
-		if ok {
-			attrs = append(attrs, attribute.Float64("ssatd.guest_cpu_ms", float64(cpu)/float64(time.Millisecond)))
+		attrs := []attribute.KeyValue{attribute.Int64("ssatd.origin_body_bytes", res.InBytes),
+			attribute.String("ssatd.output_coding", string(res.Out))}
+		if res.CPUMeasured {
+			attrs = append(attrs, attribute.Float64("ssatd.guest_cpu_ms", float64(res.CPU)/float64(time.Millisecond)))
 		}
-		endSpan(span, err, attrs...)
+		endSpan(span, servedError(res.Err), attrs...)
 	}
-	return st, cpu, ok, err
+	return res
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	bodypipe "github.com/ssatd/ssatd/internal/pipeline"
 )
 
 // TransformStats describe one Transform.
@@ -21,7 +22,8 @@ type TransformStats struct {
 // decodes src as coding in, rewrites it for request r exactly as ServeHTTP
 // would (eligibility, slots, auction, host and scheme), and writes it to dst
 // encoded as out. Benchmarks and `ssatd measure` use it so that what they
-// time is the code that serves traffic. It applies serving's body limits:
+// time is the code that serves traffic: the page's Job (pageJob) run by
+// internal/pipeline, as serving runs it. It applies serving's body limits:
 // src is read through the origin body reader with
 // publisher.max_origin_response_bytes, and decoded under
 // publisher.max_decoded_body_bytes, so a page that serving would refuse or
@@ -32,9 +34,11 @@ type TransformStats struct {
 //   - No page place: the page gate (admission.go) bounds how many pages are
 //     in the pipeline at once and costs a page only its wait, which is not
 //     guest work. A caller that runs Transform concurrently bounds itself.
-//   - No latency flushes: with no client waiting, the output is the same
-//     bytes on a slow machine; in serving, a slow origin adds a few timer
-//     flushes and a little encoder work that Transform does not do.
+//   - No latency flushes (Job.Latency 0): with no client waiting, the
+//     output is the same bytes on a slow machine; in serving, a slow origin
+//     adds a few timer flushes and a little encoder work that Transform
+//     does not do. Nor an idle timer (src is not an origin that can stall),
+//     a CPU clock or its limit: the caller times the call.
 //   - The caller names the output coding (out), where serving derives it
 //     from the mode (outputCoding), so that one page can be measured in
 //     every mode.
@@ -47,24 +51,18 @@ func (g *Guest) Transform(dst io.Writer, src io.Reader, in, out compress.Coding,
 			x.auction.Stop()
 		}
 	}()
-	// The reader serving uses, without the idle timer: src is not an origin
-	// that can stall.
-	body := &originBody{rc: io.NopCloser(src), limit: g.rawLimit}
-	dec, err := compress.NewReader(in, body, g.decodedLimit)
+	job := g.pageJob(x, io.NopCloser(src), in, out)
+	job.Dst = dst
+	run, err := bodypipe.Start(job)
 	if err != nil {
 		return TransformStats{}, err
 	}
-	p := &pipeline{g: g, x: x, req: r, body: body, dec: dec, coding: out, offline: true}
-	if err := p.open(dst); err != nil {
-		dec.Close()
-		return TransformStats{}, err
-	}
-	st, err := p.process()
+	res := run.Process()
 	return TransformStats{
 		Eligible:       x.eligible,
-		HeadFound:      st.HeadFound,
-		ProcessedBytes: x.processedBytes,
-		OutBytes:       x.outBytes,
-		GuestTime:      x.guestTime,
-	}, err
+		HeadFound:      res.Stats.HeadFound,
+		ProcessedBytes: res.ProcessedBytes,
+		OutBytes:       res.OutBytes,
+		GuestTime:      res.GuestTime,
+	}, res.Err
 }

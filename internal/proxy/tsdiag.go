@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	bodypipe "github.com/ssatd/ssatd/internal/pipeline"
 )
 
 // Trusted Server's SSAT compression measurement (IABTechLab/trusted-server
@@ -78,15 +79,15 @@ func applyTSDiagnostics(resp *http.Response, x *exchange, out compress.Coding, p
 	resp.Trailer[TSVCPUMillis] = nil
 }
 
-// setTSTrailers fills the end-of-body figures; x.mu is held. The vCPU
+// setTSTrailers fills the end-of-body figures from the page's Result. The vCPU
 // figure is guest CPU × compute.cpu_scale in whole milliseconds, as
 // Fastly's elapsed_vcpu_ms gives it (u64 milliseconds:
 // https://www.fastly.com/documentation/reference/compute/sdks/rust/fastly/compute_runtime/fn.elapsed_vcpu_ms/).
-func (g *Guest) setTSTrailers(t http.Header, x *exchange) {
-	t.Set(TSProcessedBytes, strconv.FormatInt(x.originBytes, 10))
-	t.Set(TSProcessingMillis, strconv.FormatFloat(millis(x.guestTime), 'f', 3, 64))
-	if x.cpuMeasured {
-		t.Set(TSVCPUMillis, strconv.FormatInt(g.platformCPU(x.guestCPU).Milliseconds(), 10))
+func (g *Guest) setTSTrailers(t http.Header, res bodypipe.Result) {
+	t.Set(TSProcessedBytes, strconv.FormatInt(res.InBytes, 10))
+	t.Set(TSProcessingMillis, strconv.FormatFloat(millis(res.GuestTime), 'f', 3, 64))
+	if res.CPUMeasured {
+		t.Set(TSVCPUMillis, strconv.FormatInt(g.platformCPU(res.CPU).Milliseconds(), 10))
 	}
 }
 

@@ -1,4 +1,4 @@
-package proxy
+package pipeline
 
 import (
 	"bufio"
@@ -29,8 +29,8 @@ type latencyWriter struct {
 }
 
 func newLatencyWriter(front *bufio.Writer, enc compress.Writer, out *bufio.Writer, latency time.Duration) *latencyWriter {
-	// The timer is made on the first write that needs it: an offline
-	// pipeline (latency 0) never does.
+	// The timer is made on the first write that needs it: a pipeline
+	// without latency flushes (Job.Latency 0) never does.
 	return &latencyWriter{front: front, enc: enc, out: out, latency: latency}
 }
 
