@@ -28,12 +28,9 @@ func providerFromConfig(cfg *config.Config, log *zap.Logger, stats *auction.Stat
 		}
 		return auction.Static{BySlot: by}
 	case config.AuctionProviderOpenRTB:
-		gran, err := auction.ParseGranularity(a.PriceGranularity)
-		if err != nil {
-			// Validate accepts only known names; keep the default if the
-			// two lists ever drift.
-			log.Error("price granularity", zap.Error(err))
-		}
+		// Validate accepted only auction.GranularityNames, so the name
+		// parses; the zero Granularity would be NewOpenRTB's default.
+		gran, _ := auction.ParseGranularity(a.PriceGranularity)
 		eps := make([]auction.Endpoint, len(a.OpenRTB))
 		for i, e := range a.OpenRTB {
 			eps[i] = auction.Endpoint{Name: e.Name, URL: e.URL, Timeout: time.Duration(e.TimeoutMS) * time.Millisecond,
