@@ -186,11 +186,7 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 		p.trailer = resp.Trailer
 		p.started = make(chan struct{})
 	}
-	if err := p.open(pw); err != nil {
-		dec.Close()
-		body.Close()
-		return &guestError{status: http.StatusInternalServerError, reason: reasonEncoderInit, msg: "internal error", cause: err}
-	}
+	p.open(pw)
 	x.done = make(chan struct{})
 	x.pipe = pr
 	p.first = newFirstBytes()
@@ -273,7 +269,9 @@ type pipeline struct {
 	cpu     *pageCPU  // served pipelines only: the page's guest CPU
 }
 
-func (p *pipeline) open(dst io.Writer) error {
+// open starts the encoder and the buffers before it. It cannot fail: the
+// encoder's settings were checked when the guest was built.
+func (p *pipeline) open(dst io.Writer) {
 	p.sent = &countWriter{w: dst, cpu: p.cpu}
 	// An encoder writes its output in small pieces, which out batches;
 	// identity output is the front buffer's batches already.
@@ -282,12 +280,7 @@ func (p *pipeline) open(dst io.Writer) error {
 		p.out = getBufWriter(&outPool, p.sent)
 		encDst = p.out
 	}
-	enc, err := compress.NewWriter(p.coding, encDst, p.g.codecOpts)
-	if err != nil {
-		putBufWriter(&outPool, p.out)
-		p.out = nil
-		return err
-	}
+	enc := p.g.encoders.Writer(p.coding, encDst)
 	p.enc = enc
 	latency := p.g.flushLatency
 	if p.offline {
@@ -295,7 +288,6 @@ func (p *pipeline) open(dst io.Writer) error {
 	}
 	p.front = newLatencyWriter(getBufWriter(&frontPool, enc), enc, p.out, latency)
 	p.front.cpu = p.cpu
-	return nil
 }
 
 // releaseBuffers returns the pipeline's buffers once nothing writes to

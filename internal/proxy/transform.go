@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -54,11 +55,12 @@ func (g *Guest) Transform(dst io.Writer, src io.Reader, in, out compress.Coding,
 	if err != nil {
 		return TransformStats{}, err
 	}
-	p := &pipeline{g: g, x: x, req: r, body: body, dec: dec, coding: out, offline: true}
-	if err := p.open(dst); err != nil {
+	if c, ok := compress.ParseContentEncoding(string(out)); !ok || c != out {
 		dec.Close()
-		return TransformStats{}, err
+		return TransformStats{}, fmt.Errorf("proxy: transform: no encoder for coding %q", out)
 	}
+	p := &pipeline{g: g, x: x, req: r, body: body, dec: dec, coding: out, offline: true}
+	p.open(dst)
 	st, err := p.process()
 	return TransformStats{
 		Eligible:       x.eligible,
