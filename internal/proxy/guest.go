@@ -85,7 +85,6 @@ type Guest struct {
 	codecOptions
 	debugOptions
 	computeOptions
-	geoOptions
 	log     *zap.Logger
 	metrics *metrics.Set
 	rp      *httputil.ReverseProxy
@@ -206,7 +205,6 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 			allowOverride: cfg.Debug.AllowModeOverride,
 		},
 		computeOptions: computeOptionsOf(&cfg.Compute),
-		geoOptions:     geoOptionsOf(&cfg.Geo),
 		log:            o.Logger,
 		metrics:        o.Metrics,
 		cdnLoop:        newCDNLoopToken(),
@@ -220,6 +218,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		g.metrics = metrics.New()
 	}
 	g.hosts = newHostPolicy(cfg.Publisher.Domain, cfg.Publisher.AllowedHosts, cfg.Server.TrustedPrefixes, cfg.Server.Listen)
+	g.hosts.geo = geoOptionsOf(&cfg.Geo)
 	g.provider = g.auctionProvider(cfg, o.Provider, o.AuctionStats)
 	transport := o.Transport
 	if transport == nil {
