@@ -69,14 +69,15 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	req := resp.Request
 	x := exchangeOf(req)
 	x.status = resp.StatusCode
-	if err := refusePartial(resp); err != nil {
-		return err
-	}
 	if err := refuseSwitch(resp); err != nil {
 		return err
 	}
-	rt, coding, text := g.classifyResponse(req.Method, resp)
-	x.route, x.text = rt, text
+	c := classify(req.Method, resp, g.textTypes)
+	if err := c.refusal(); err != nil {
+		return err
+	}
+	rt, coding := c.route, c.coding
+	x.route, x.text = rt, c.text
 	_, x.originCoding, _ = contentCoding(resp.Header)
 	x.outCoding = x.originCoding
 	if rt == routeHeadersOnly && x.eligible && resp.StatusCode == http.StatusNotModified {
@@ -88,14 +89,11 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 		return g.startPipeline(resp, x, coding)
 	}
 	x.pageSlot.release() // not a page after all: its place is free at once
-	if req.Method == http.MethodHead {
-		if getRoute, getCoding, getText := g.classifyResponse(http.MethodGet, resp); getRoute == routePipeline {
-			x.text = getText
-			// A HEAD gets the headers GET would get (RFC 9110 §9.3.2): no
-			// length, a weak or no validator, the privacy policy.
-			g.setRewrittenHeaders(resp, x, getCoding)
-			return nil
-		}
+	if c.why == whyHeadOfPage {
+		// A HEAD gets the headers GET would get (RFC 9110 §9.3.2): no
+		// length, a weak or no validator, the privacy policy.
+		g.setRewrittenHeaders(resp, x, coding)
+		return nil
 	}
 	weakenNotModifiedETag(resp)
 	g.passThrough(resp, x, rt)
