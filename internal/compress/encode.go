@@ -60,6 +60,7 @@ var writerPools sync.Map
 // Encoders starts encoders whose settings were validated once, when it was
 // built (NewEncoders), as klauspost's gzhttp validates its options when the
 // handler is built: starting one for a response cannot fail for a setting.
+// The zero Encoders has checked nothing; build one with NewEncoders.
 type Encoders struct{ o Options }
 
 // NewEncoders checks o for every coding it encodes.
