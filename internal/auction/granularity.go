@@ -18,13 +18,14 @@ type Granularity struct {
 
 type bucket struct{ max, increment int64 }
 
-// The granularities Prebid.js and Prebid Server define, in cents.
-var granularities = map[string]Granularity{
-	"low":    {"low", []bucket{{500, 50}}},
-	"medium": {"medium", []bucket{{2000, 10}}},
-	"high":   {"high", []bucket{{2000, 1}}},
-	"dense":  {"dense", []bucket{{300, 1}, {800, 5}, {2000, 50}}},
-	"auto":   {"auto", []bucket{{500, 5}, {1000, 10}, {2000, 50}}},
+// The granularities Prebid.js and Prebid Server define, in cents: the one
+// list of them, which configuration checks too (GranularityNames).
+var granularities = []Granularity{
+	{"low", []bucket{{500, 50}}},
+	{"medium", []bucket{{2000, 10}}},
+	{"high", []bucket{{2000, 1}}},
+	{"dense", []bucket{{300, 1}, {800, 5}, {2000, 50}}},
+	{"auto", []bucket{{500, 5}, {1000, 10}, {2000, 50}}},
 }
 
 // DefaultGranularity is dense: cent steps up to 3.00, where most display
@@ -32,15 +33,22 @@ var granularities = map[string]Granularity{
 const DefaultGranularity = "dense"
 
 // GranularityNames lists the accepted names, for configuration checks.
-func GranularityNames() []string { return []string{"low", "medium", "high", "dense", "auto"} }
+func GranularityNames() []string {
+	names := make([]string, len(granularities))
+	for i, g := range granularities {
+		names[i] = g.name
+	}
+	return names
+}
 
 // ParseGranularity returns the named granularity.
 func ParseGranularity(name string) (Granularity, error) {
-	g, ok := granularities[name]
-	if !ok {
-		return Granularity{}, fmt.Errorf("unknown price granularity %q (want one of %q)", name, GranularityNames())
+	for _, g := range granularities {
+		if g.name == name {
+			return g, nil
+		}
 	}
-	return g, nil
+	return Granularity{}, fmt.Errorf("unknown price granularity %q (want one of %q)", name, GranularityNames())
 }
 
 // Name is the granularity's configuration name.

@@ -74,7 +74,7 @@ func NewOpenRTB(o OpenRTBOptions) *OpenRTB {
 		o.Currency = "USD"
 	}
 	if o.Granularity.buckets == nil {
-		o.Granularity = granularities[DefaultGranularity]
+		o.Granularity, _ = ParseGranularity(DefaultGranularity) // a name of the list
 	}
 	if o.Transport == nil {
 		o.Transport = NewTransport(o.ConnectTimeout)

@@ -13,8 +13,8 @@ import (
 )
 
 // Options are the encoder settings. They are validated by the configuration
-// layer; NewWriter checks them again so that a bad value can never reach a
-// library that would silently clamp it.
+// layer; NewEncoders and NewWriter check them again so that a bad value can
+// never reach a library that would silently clamp it.
 type Options struct {
 	GzipLevel     int // gzip and deflate: GzipLevels, or -2 (Huffman only), -1 (default), 0 (stored)
 	BrotliQuality int // BrotliQualities
@@ -53,66 +53,108 @@ type writerKey struct {
 }
 
 // writerPools maps writerKey to *sync.Pool. Options are validated before a
-// key is made, so the map holds a small bounded set of pools.
+// key is made (NewEncoders, NewWriter), so the map holds a small bounded
+// set of pools.
 var writerPools sync.Map
 
-// NewWriter returns an encoder of coding c writing to w.
-func NewWriter(c Coding, w io.Writer, o Options) (Writer, error) {
-	var key writerKey
-	switch c {
-	case Identity:
-		return &identityWriter{w: w}, nil
-	case Gzip, Deflate:
-		if err := encoderGzipLevels.Check("level", o.GzipLevel); err != nil {
-			return nil, fmt.Errorf("compress: new %s writer: %w", c, err)
-		}
-		key = writerKey{coding: c, level: o.GzipLevel}
-	case Brotli:
-		if err := BrotliQualities.Check("quality", o.BrotliQuality); err != nil {
-			return nil, fmt.Errorf("compress: new br writer: %w", err)
-		}
-		// The library reads a window of 0 as "pick for me"; the configured
-		// window is meant to bound memory, so an explicit value is required.
-		if err := BrotliWindows.Check("window", o.BrotliWindow); err != nil {
-			return nil, fmt.Errorf("compress: new br writer: %w", err)
-		}
-		key = writerKey{coding: c, level: o.BrotliQuality, window: o.BrotliWindow}
-	default:
-		return nil, fmt.Errorf("compress: new writer: unsupported coding %q", c)
-	}
+// Encoders starts encoders whose settings were validated once, when it was
+// built (NewEncoders), as klauspost's gzhttp validates its options when the
+// handler is built: starting one for a response cannot fail for a setting.
+// The zero Encoders has checked nothing; build one with NewEncoders.
+type Encoders struct{ o Options }
 
+// NewEncoders checks o for every coding it encodes.
+func NewEncoders(o Options) (Encoders, error) {
+	var errs []error
+	for _, c := range []Coding{Gzip, Brotli} { // Deflate shares gzip's level
+		if err := o.check(c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return Encoders{o: o}, errors.Join(errs...)
+}
+
+// Writer returns an encoder of coding c writing to w. c is one of the
+// codings ParseContentEncoding returns; any other is a caller's bug.
+func (e Encoders) Writer(c Coding, w io.Writer) Writer {
+	if c == Identity {
+		return &identityWriter{w: w}
+	}
+	key := e.o.key(c)
 	p, _ := writerPools.LoadOrStore(key, new(sync.Pool))
 	pool := p.(*sync.Pool)
 	if rw, ok := pool.Get().(resetWriter); ok {
 		// Reset on the way out of the pool, not only on the way in, so
 		// that correctness never depends on how the writer was returned.
 		rw.Reset(w)
-		return &encodeHandle{coding: c, w: rw, pool: pool}, nil
+		return &encodeHandle{coding: c, w: rw, pool: pool}
 	}
-	rw, err := newResetWriter(key, w)
-	if err != nil {
-		return nil, err
-	}
-	return &encodeHandle{coding: c, w: rw, pool: pool}, nil
+	return &encodeHandle{coding: c, w: newResetWriter(key, w), pool: pool}
 }
 
-func newResetWriter(k writerKey, w io.Writer) (resetWriter, error) {
+// NewWriter returns an encoder of coding c writing to w, checking the
+// settings c uses: for tools and tests that start one encoder. The
+// request path starts them from Encoders.
+func NewWriter(c Coding, w io.Writer, o Options) (Writer, error) {
+	if err := o.check(c); err != nil {
+		return nil, err
+	}
+	return Encoders{o: o}.Writer(c, w), nil
+}
+
+// check validates the settings coding c uses.
+func (o Options) check(c Coding) error {
+	switch c {
+	case Identity:
+		return nil
+	case Gzip, Deflate:
+		if err := encoderGzipLevels.Check("level", o.GzipLevel); err != nil {
+			return fmt.Errorf("compress: new %s writer: %w", c, err)
+		}
+		return nil
+	case Brotli:
+		if err := BrotliQualities.Check("quality", o.BrotliQuality); err != nil {
+			return fmt.Errorf("compress: new br writer: %w", err)
+		}
+		// The library reads a window of 0 as "pick for me"; the configured
+		// window is meant to bound memory, so an explicit value is required.
+		if err := BrotliWindows.Check("window", o.BrotliWindow); err != nil {
+			return fmt.Errorf("compress: new br writer: %w", err)
+		}
+		return nil
+	}
+	return fmt.Errorf("compress: new writer: unsupported coding %q", c)
+}
+
+// key is the pool of coding c's encoders under o.
+func (o Options) key(c Coding) writerKey {
+	switch c {
+	case Gzip, Deflate:
+		return writerKey{coding: c, level: o.GzipLevel}
+	case Brotli:
+		return writerKey{coding: c, level: o.BrotliQuality, window: o.BrotliWindow}
+	}
+	panic(fmt.Sprintf("compress: no encoder for coding %q", c))
+}
+
+// newResetWriter builds an encoder for a key of checked settings. The
+// libraries fail only for a level outside encoderGzipLevels, which check
+// refuses first, so an error here is a bug of this package.
+func newResetWriter(k writerKey, w io.Writer) resetWriter {
+	var rw resetWriter
+	var err error
 	switch k.coding {
 	case Gzip:
-		gw, err := gzip.NewWriterLevel(w, k.level)
-		if err != nil {
-			return nil, fmt.Errorf("compress: new gzip writer: %w", err)
-		}
-		return gw, nil
+		rw, err = gzip.NewWriterLevel(w, k.level)
 	case Deflate:
-		zw, err := zlib.NewWriterLevel(w, k.level)
-		if err != nil {
-			return nil, fmt.Errorf("compress: new deflate writer: %w", err)
-		}
-		return zw, nil
+		rw, err = zlib.NewWriterLevel(w, k.level)
 	default:
-		return brotli.NewWriterOptions(w, brotli.WriterOptions{Quality: k.level, LGWin: k.window}), nil
+		rw = brotli.NewWriterOptions(w, brotli.WriterOptions{Quality: k.level, LGWin: k.window})
 	}
+	if err != nil {
+		panic(fmt.Sprintf("compress: %s encoder with checked settings: %v", k.coding, err))
+	}
+	return rw
 }
 
 // encodeHandle is what callers hold; Close detaches it from the pooled

@@ -9,11 +9,9 @@ import (
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
-)
 
-// PriceGranularities are the accepted auction.price_granularity values:
-// Prebid's published granularities.
-var PriceGranularities = []string{"low", "medium", "high", "dense", "auto"}
+	"github.com/ssatd/ssatd/internal/auction"
+)
 
 // reservedHeaders are set by ssatd on every bid request, or frame it; an
 // endpoint's headers table may not replace them.
@@ -21,7 +19,8 @@ var reservedHeaders = []string{"Host", "Content-Length", "Content-Type", "Transf
 
 func (c *Config) validateOpenRTB(p *problems) {
 	a := &c.Auction
-	checkOneOf(p, "auction.price_granularity", a.PriceGranularity, PriceGranularities...)
+	// The auction's own list: a name it accepts is one the provider can use.
+	checkOneOf(p, "auction.price_granularity", a.PriceGranularity, auction.GranularityNames()...)
 	if len(a.Currency) != 3 || strings.Trim(strings.ToUpper(a.Currency), "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
 		p.addf("auction.currency", "must be a three-letter ISO-4217 code such as \"USD\", got %q", a.Currency)
 	} else {

@@ -1,6 +1,25 @@
 package config
 
-import "os"
+import (
+	"fmt"
+	"os"
+)
+
+// MaxBundleBytes bounds bundle.file: it is held in memory and sent whole.
+const MaxBundleBytes = 16 << 20
+
+// CheckBundleSize is the one size rule of bundle.file, checked when the
+// configuration is validated and again on the bytes the guest reads at
+// start-up (the file may have changed in between).
+func CheckBundleSize(n int64) error {
+	switch {
+	case n == 0:
+		return fmt.Errorf("is empty")
+	case n > MaxBundleBytes:
+		return fmt.Errorf("is %d bytes, over the %d byte limit", n, MaxBundleBytes)
+	}
+	return nil
+}
 
 // validateBundle checks that bundle.file, when set, is a readable regular
 // file of a size that can be held in memory. The guest reads it once, at
@@ -16,9 +35,9 @@ func (c *Config) validateBundle(p *problems) {
 		p.addf("bundle.file", "cannot be read: %v", err)
 	case !st.Mode().IsRegular():
 		p.addf("bundle.file", "%q is not a regular file", f)
-	case st.Size() == 0:
-		p.addf("bundle.file", "%q is empty", f)
-	case st.Size() > MaxBundleBytes:
-		p.addf("bundle.file", "%q is %d bytes, over the %d byte limit", f, st.Size(), MaxBundleBytes)
+	default:
+		if err := CheckBundleSize(st.Size()); err != nil {
+			p.addf("bundle.file", "%q %v", f, err)
+		}
 	}
 }

@@ -57,9 +57,6 @@ type BundleConfig struct {
 	File string `toml:"file" env:"FILE"`
 }
 
-// MaxBundleBytes bounds bundle.file: it is held in memory and sent whole.
-const MaxBundleBytes = 16 << 20
-
 // ServerConfig is the [server] section.
 type ServerConfig struct {
 	Listen            string   `toml:"listen" env:"LISTEN"`

@@ -44,7 +44,7 @@ func FromConfig(next http.Handler, d config.DeliveryConfig) (*Edge, error) {
 // Edge is the delivery compression middleware.
 type Edge struct {
 	next    http.Handler
-	codec   compress.Options
+	codecs  compress.Encoders // checked once, in New
 	minSize int
 	zstd    bool
 }
@@ -75,9 +75,13 @@ func New(next http.Handler, o Options) (*Edge, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	codecs, err := compress.NewEncoders(compress.Options{GzipLevel: o.GzipLevel, BrotliQuality: o.BrotliQuality, BrotliWindow: o.BrotliWindow})
+	if err != nil {
+		return nil, fmt.Errorf("edge: %w", err)
+	}
 	return &Edge{
 		next:    next,
-		codec:   compress.Options{GzipLevel: o.GzipLevel, BrotliQuality: o.BrotliQuality, BrotliWindow: o.BrotliWindow},
+		codecs:  codecs,
 		minSize: o.MinSize,
 		zstd:    o.Zstd,
 	}, nil

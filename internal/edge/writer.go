@@ -147,30 +147,29 @@ func (w *writer) start() error {
 	h.Del("Accept-Ranges") // ranges of the identity body do not apply
 	w.pending, w.compressed = false, true
 	w.sendHeader()
-	var err error
-	if w.enc, err = w.newEncoder(); err != nil {
-		return w.fail(err)
-	}
+	w.enc = w.newEncoder()
 	if len(w.buf) == 0 {
 		return nil
 	}
 	buf := w.buf
 	w.buf = nil
-	_, err = w.enc.Write(buf)
+	_, err := w.enc.Write(buf)
 	return w.fail(err)
 }
 
-func (w *writer) newEncoder() (encoder, error) {
+// newEncoder starts the response's encoder. It cannot fail: the levels
+// were checked when the edge was built (New).
+func (w *writer) newEncoder() encoder {
 	w.encOut = encOutPool.Get().(*bufio.Writer)
 	w.encOut.Reset(&w.out)
 	switch w.dec.coding {
 	case choiceBrotli:
-		return compress.NewWriter(compress.Brotli, w.encOut, w.e.codec)
+		return w.e.codecs.Writer(compress.Brotli, w.encOut)
 	case choiceZstd:
 		// Pooled, one goroutine, a 128 KiB window: what gzhttp uses.
-		return zstdkp.NewWriter(w.encOut, int(zstd.SpeedFastest)), nil
+		return zstdkp.NewWriter(w.encOut, int(zstd.SpeedFastest))
 	}
-	return compress.NewWriter(compress.Gzip, w.encOut, w.e.codec)
+	return w.e.codecs.Writer(compress.Gzip, w.encOut)
 }
 
 // releaseEncOut gives the encoder's output buffer back; what it still

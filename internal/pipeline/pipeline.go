@@ -59,10 +59,10 @@ type Rewrite struct {
 
 // Job is one body's journey: its inputs.
 type Job struct {
-	Src     io.ReadCloser   // the body as the origin sends it
-	In, Out compress.Coding // Src's coding, and the coding written to Dst
-	Codec   compress.Options
-	Limits  Limits
+	Src      io.ReadCloser   // the body as the origin sends it
+	In, Out  compress.Coding // Src's coding, and the coding written to Dst
+	Encoders compress.Encoders
+	Limits   Limits
 	// OnIdle is called when one read of Src waits longer than
 	// Limits.Idle: serving cancels the origin request with the idle
 	// timeout's cause. Nil: no idle timer.

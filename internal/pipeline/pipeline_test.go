@@ -23,11 +23,19 @@ const (
 func htmlJob(src []byte, in, out compress.Coding, dst io.Writer) Job {
 	return Job{
 		Src: io.NopCloser(bytes.NewReader(src)), In: in, Out: out, Dst: dst,
-		Codec: compress.Options{GzipLevel: -1, BrotliQuality: 4, BrotliWindow: 22},
+		Encoders: testEncoders,
 		Rewrite: Rewrite{OriginHost: testOrigin, RequestHost: testHost, RequestScheme: "https",
 			Head: func() []byte { return []byte("<script>head()</script>") }},
 	}
 }
+
+var testEncoders = func() compress.Encoders {
+	e, err := compress.NewEncoders(compress.Options{GzipLevel: -1, BrotliQuality: 4, BrotliWindow: 22})
+	if err != nil {
+		panic(err)
+	}
+	return e
+}()
 
 func encode(t *testing.T, c compress.Coding, b []byte) []byte {
 	t.Helper()

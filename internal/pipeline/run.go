@@ -42,13 +42,6 @@ func putBufWriter(pool *sync.Pool, b *bufio.Writer) {
 	}
 }
 
-// EncoderError is the encoder failing to start (compress.NewWriter): a
-// setting's failure, not the body's.
-type EncoderError struct{ Err error }
-
-func (e *EncoderError) Error() string { return e.Err.Error() }
-func (e *EncoderError) Unwrap() error { return e.Err }
-
 // Run is a started Job: its decoder, encoder and buffers. Process runs
 // it, in one goroutine, once.
 type Run struct {
@@ -77,16 +70,14 @@ func Start(job Job) (*Run, error) {
 		return nil, err
 	}
 	r.dec = dec
-	if err := r.open(); err != nil {
-		dec.Close()
-		r.body.Close()
-		return nil, err
-	}
+	r.open()
 	return r, nil
 }
 
 // open sets up the writers: front buffer, encoder, output buffer, Dst.
-func (r *Run) open() error {
+// It cannot fail: the encoders' settings were checked when they were
+// built (compress.NewEncoders).
+func (r *Run) open() {
 	r.sent = &countWriter{w: r.job.Dst, first: r.job.OnFirstWrite, cpu: r.cpu}
 	// An encoder writes its output in small pieces, which out batches;
 	// identity output is the front buffer's batches already.
@@ -95,16 +86,10 @@ func (r *Run) open() error {
 		r.out = getBufWriter(&outPool, r.sent)
 		encDst = r.out
 	}
-	enc, err := compress.NewWriter(r.job.Out, encDst, r.job.Codec)
-	if err != nil {
-		putBufWriter(&outPool, r.out)
-		r.out = nil
-		return &EncoderError{Err: err}
-	}
+	enc := r.job.Encoders.Writer(r.job.Out, encDst)
 	r.enc = enc
 	r.front = newLatencyWriter(getBufWriter(&frontPool, enc), enc, r.out, r.job.Latency)
 	r.front.cpu = r.cpu
-	return nil
 }
 
 // releaseBuffers returns the buffers once nothing writes to them: the

@@ -3,7 +3,6 @@ package proxy
 import (
 	"net"
 	"net/http"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -28,12 +27,9 @@ func providerFromConfig(cfg *config.Config, log *zap.Logger, stats *auction.Stat
 		}
 		return auction.Static{BySlot: by}
 	case config.AuctionProviderOpenRTB:
-		gran, err := auction.ParseGranularity(a.PriceGranularity)
-		if err != nil {
-			// Validate accepts only known names; keep the default if the
-			// two lists ever drift.
-			log.Error("price granularity", zap.Error(err))
-		}
+		// Validate accepted only auction.GranularityNames, so the name
+		// parses; the zero Granularity would be NewOpenRTB's default.
+		gran, _ := auction.ParseGranularity(a.PriceGranularity)
 		eps := make([]auction.Endpoint, len(a.OpenRTB))
 		for i, e := range a.OpenRTB {
 			eps[i] = auction.Endpoint{Name: e.Name, URL: e.URL, Timeout: time.Duration(e.TimeoutMS) * time.Millisecond,
@@ -67,66 +63,13 @@ func (g *Guest) auctionRequest(x *exchange, r *http.Request, d privacy.Decision)
 		Domain:    strings.Trim(host, "[]"),
 		Secure:    x.view.scheme == "https",
 		UserAgent: r.UserAgent(),
-		IP:        g.hosts.clientIP(r, x.view),
+		IP:        x.view.ip,
 		Language:  language(r.Header.Get("Accept-Language")),
 		Consent:   d.Consent,
 		Regs:      d.Regs,
 		RegsSet:   true,
-		Geo:       g.geoFor(r, x.view),
+		Geo:       x.view.geo,
 	}
-}
-
-// clientIP is the peer address, or, when the peer is a trusted proxy, the
-// nearest address in its forwarding chain that is not one (walking from
-// the right, RFC 7239 §5.2), so that a client cannot choose its own.
-func (hp *hostPolicy) clientIP(r *http.Request, v clientView) netip.Addr {
-	if !v.trusted {
-		return v.addr
-	}
-	hops := forwardedFor(r.Header)
-	ip := v.addr
-	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := parseHop(hops[i])
-		if err != nil {
-			break
-		}
-		ip = a
-		if !hp.isTrusted(a) {
-			break
-		}
-	}
-	return ip
-}
-
-// forwardedFor lists the for= values of Forwarded (RFC 7239 §4), or else
-// the entries of X-Forwarded-For, first hop first.
-func forwardedFor(h http.Header) []string {
-	var hops []string
-	for _, f := range h.Values("Forwarded") {
-		for _, elem := range strings.Split(f, ",") {
-			if v, ok := forwardedParam(elem, "for"); ok {
-				hops = append(hops, v)
-			}
-		}
-	}
-	if len(hops) > 0 {
-		return hops
-	}
-	for _, f := range h.Values("X-Forwarded-For") {
-		for _, e := range strings.Split(f, ",") {
-			hops = append(hops, strings.TrimSpace(e))
-		}
-	}
-	return hops
-}
-
-// parseHop reads "1.2.3.4", "1.2.3.4:80", "[2001:db8::1]:80" or "2001:db8::1".
-func parseHop(s string) (netip.Addr, error) {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap.Addr().Unmap(), nil
-	}
-	a, err := netip.ParseAddr(strings.Trim(s, "[]"))
-	return a.Unmap(), err
 }
 
 // language is the primary subtag of the first language the client lists,

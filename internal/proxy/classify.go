@@ -24,24 +24,86 @@ const (
 	routePageBids route = "page-bids"
 )
 
-// classify decides the route from status and headers alone, before any
-// body byte is read. The first matching row of the "Classification" (docs/behaviour.md) table wins.
-func classify(method string, resp *http.Response) (route, compress.Coding) {
+// why is the row of docs/behaviour.md's "Classification" table that put
+// a response on its route: a closed set, in the table's order, which is
+// the order classify tries them (the first that applies wins).
+// TestClassificationTableIsTheCode holds the two together.
+type why uint8
+
+const (
+	whyPartialPage why = iota // a 206 of HTML: refused, 502 (ranges.go)
+	whyHeadOfPage             // a HEAD whose GET would be rewritten: the rewritten page's headers
+	whyNoBody                 // another HEAD, or a status without a body
+	whyNotText                // neither HTML nor a type of publisher.rewrite_content_types
+	whyPartialText            // a 206 of such a text type, passed on with its range
+	whyUnsupported            // a Content-Encoding the guest does not decode
+	whyRewrite                // everything else: decoded, rewritten, encoded
+
+	whyCount // the number of rows; not a row
+)
+
+// whyRoutes is the route of each row.
+var whyRoutes = [whyCount]route{
+	whyPartialPage: routeError,
+	whyHeadOfPage:  routeHeadersOnly,
+	whyNoBody:      routeHeadersOnly,
+	whyNotText:     routePassThrough,
+	whyPartialText: routePassThrough,
+	whyUnsupported: routeUnsupported,
+	whyRewrite:     routePipeline,
+}
+
+// classification is what the guest does with an origin response.
+type classification struct {
+	route route
+	why   why
+	// coding is the origin's coding the pipeline decodes: on the pipeline
+	// route, and for a HEAD of a page (the coding its GET would have).
+	coding compress.Coding
+	text   textKind // the pipeline's rules, likewise
+}
+
+// classify decides what the guest does with an origin response from the
+// request method, the status and the headers alone, before any body byte
+// is read: the one place that decides it (docs/behaviour.md,
+// "Classification"). types is publisher.rewrite_content_types: a text
+// response of those types is streamed through the text rules, as upstream
+// streams every processable content type (trusted-server-core
+// publisher.rs, classify_response_route and is_processable_content_type).
+func classify(method string, resp *http.Response, types textTypes) classification {
+	c := classification{route: routeHeadersOnly, why: whyNoBody}
+	ct := resp.Header.Get("Content-Type")
+	html := isHTML(ct)
+	kind, isText := types.kindOf(ct)
 	switch {
-	case method == http.MethodHead,
-		resp.StatusCode < 200,
-		resp.StatusCode == http.StatusNoContent,
-		resp.StatusCode == http.StatusResetContent,
-		resp.StatusCode == http.StatusNotModified:
-		return routeHeadersOnly, ""
-	case !isHTML(resp.Header.Get("Content-Type")):
-		return routePassThrough, ""
+	case resp.StatusCode == http.StatusPartialContent && html:
+		c.why = whyPartialPage
+	case method == http.MethodHead:
+		if get := classify(http.MethodGet, resp, types); get.why == whyRewrite {
+			c.why, c.coding, c.text = whyHeadOfPage, get.coding, get.text
+		}
+	case resp.StatusCode < 200, resp.StatusCode == http.StatusNoContent,
+		resp.StatusCode == http.StatusResetContent, resp.StatusCode == http.StatusNotModified:
+		// whyNoBody
+	case !html && !isText:
+		c.why = whyNotText
+	case resp.StatusCode == http.StatusPartialContent:
+		// A part of the origin's bytes cannot be rewritten on its own; the
+		// pass-through answer is the origin's own.
+		c.why = whyPartialText
+	default:
+		coding, _, ok := contentCoding(resp.Header)
+		if !ok {
+			c.why = whyUnsupported
+			break
+		}
+		c.why, c.coding = whyRewrite, coding
+		if !html {
+			c.text = kind
+		}
 	}
-	c, _, ok := contentCoding(resp.Header)
-	if !ok {
-		return routeUnsupported, ""
-	}
-	return routePipeline, c
+	c.route = whyRoutes[c.why]
+	return c
 }
 
 // contentCoding reads a response's Content-Encoding: the one place the

@@ -5,18 +5,28 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"github.com/ssatd/ssatd/internal/forwarded"
+	"github.com/ssatd/ssatd/internal/openrtb"
 )
 
 // clientView is what the guest believes about the client-facing side of a
 // request: who sent it, and which host and scheme links must point at.
+// It is worked out once, when the request arrives (hostPolicy.view), and
+// every later reader (links, the origin's forwarding headers, the
+// auction, consent, the clients' shares) takes it from the exchange.
 type clientView struct {
-	addr    netip.Addr
-	trusted bool   // addr is a configured trusted proxy
-	host    string // request_host of "URL rewriting" in docs/behaviour.md
-	scheme  string // request_scheme
+	addr    netip.Addr   // the peer's address
+	trusted bool         // addr is a configured trusted proxy
+	ip      netip.Addr   // the client's address (clientIP); zero when unknown
+	host    string       // request_host of "URL rewriting" in docs/behaviour.md
+	scheme  string       // request_scheme
+	geo     *openrtb.Geo // device.geo (geoOf); nil when unknown
 }
 
-// hostPolicy holds the client-facing hosts a page may be rewritten for.
+// hostPolicy holds what the guest believes of a client-facing request:
+// the hosts a page may be rewritten for, the proxies whose forwarding
+// headers count, and where the client is ([geo]).
 type hostPolicy struct {
 	domain  string
 	allowed []string // domain first, then publisher.allowed_hosts; lower case
@@ -25,6 +35,7 @@ type hostPolicy struct {
 	// the port of server.listen.
 	ports   map[string]bool
 	trusted []netip.Prefix
+	geo     geoOptions
 }
 
 // newHostPolicy builds the policy. listen is server.listen: its port, when
@@ -56,17 +67,19 @@ func (hp *hostPolicy) isTrusted(a netip.Addr) bool {
 	return false
 }
 
-// view works out the client-facing host and scheme. Forwarded and
+// view works out the client's view of a request. Forwarded and
 // X-Forwarded-* are only believed from trusted proxies (docs/behaviour.md,
 // "Origin request"), and a host that is not the publisher's is replaced by
 // the configured domain so that a forged Host can never plant foreign links
 // in a page (docs/behaviour.md, "URL rewriting").
 func (hp *hostPolicy) view(r *http.Request) clientView {
 	v := clientView{scheme: "http"}
-	if a, err := parseHop(r.RemoteAddr); err == nil {
+	if a, ok := forwarded.NodeAddr(r.RemoteAddr); ok {
 		v.addr = a
 	}
 	v.trusted = v.addr.IsValid() && hp.isTrusted(v.addr)
+	v.ip = hp.clientIP(r, v)
+	v.geo = hp.geo.geoOf(r, v.trusted)
 	if r.TLS != nil {
 		v.scheme = "https"
 	}
@@ -185,13 +198,56 @@ func validDNSName(s string) bool {
 	return true
 }
 
-// forwardedHostProto reads the first hop's host and proto from Forwarded
-// (RFC 7239), falling back to X-Forwarded-Host and X-Forwarded-Proto.
+// clientIP is the peer address, or, when the peer is a trusted proxy, the
+// nearest address in its forwarding chain that is not one (walking from
+// the right, RFC 7239 §5.2), so that a client cannot choose its own. A hop
+// that names no address ("unknown", an obfuscated node, RFC 7239 §6.2 and
+// §6.3, or a malformed value) ends the walk.
+func (hp *hostPolicy) clientIP(r *http.Request, v clientView) netip.Addr {
+	if !v.trusted {
+		return v.addr
+	}
+	hops := forwardedFor(r.Header)
+	ip := v.addr
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, ok := forwarded.NodeAddr(hops[i])
+		if !ok {
+			break
+		}
+		ip = a
+		if !hp.isTrusted(a) {
+			break
+		}
+	}
+	return ip
+}
+
+// forwardedFor lists the for= values of Forwarded, or else the entries of
+// X-Forwarded-For, first hop first.
+func forwardedFor(h http.Header) []string {
+	var hops []string
+	for _, e := range forwarded.Parse(h.Values("Forwarded")) {
+		if v, ok := e.Get("for"); ok {
+			hops = append(hops, v)
+		}
+	}
+	if len(hops) > 0 {
+		return hops
+	}
+	for _, f := range h.Values("X-Forwarded-For") {
+		for _, e := range strings.Split(f, ",") {
+			hops = append(hops, strings.TrimSpace(e))
+		}
+	}
+	return hops
+}
+
+// forwardedHostProto reads the first hop's host and proto from Forwarded,
+// falling back to X-Forwarded-Host and X-Forwarded-Proto.
 func forwardedHostProto(h http.Header) (host, proto string) {
-	if f := h.Get("Forwarded"); f != "" {
-		first, _, _ := strings.Cut(f, ",")
-		host, _ = forwardedParam(first, "host")
-		proto, _ = forwardedParam(first, "proto")
+	if els := forwarded.Parse(h.Values("Forwarded")); len(els) > 0 {
+		host, _ = els[0].Get("host")
+		proto, _ = els[0].Get("proto")
 		proto = strings.ToLower(proto)
 	}
 	if host == "" {
@@ -203,17 +259,4 @@ func forwardedHostProto(h http.Header) (host, proto string) {
 		proto = strings.ToLower(strings.TrimSpace(proto))
 	}
 	return host, proto
-}
-
-// forwardedParam is the value of the parameter name in one element of a
-// Forwarded header (RFC 7239 §4: pairs separated by ';', names compared
-// case-insensitively, values possibly quoted).
-func forwardedParam(elem, name string) (string, bool) {
-	for _, pair := range strings.Split(elem, ";") {
-		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
-		if ok && strings.EqualFold(k, name) {
-			return strings.Trim(v, `"`), true
-		}
-	}
-	return "", false
 }

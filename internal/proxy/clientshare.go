@@ -61,7 +61,7 @@ func newClientShares(n int, timeout time.Duration, what string) *clientShares {
 
 // clientKey is the client a request counts against.
 func (g *Guest) clientKey(r *http.Request, x *exchange) netip.Prefix {
-	a := g.hosts.clientIP(r, x.view).Unmap()
+	a := x.view.ip
 	bits := 32
 	if a.Is6() {
 		bits = 64

@@ -25,7 +25,7 @@ func consentOptions(c *config.ConsentConfig) privacy.Options {
 // once for the request.
 func (g *Guest) decideConsent(x *exchange, r *http.Request) privacy.Decision {
 	var country, region string
-	if geo := g.geoFor(r, x.view); geo != nil {
+	if geo := x.view.geo; geo != nil {
 		country, region = geo.Country, geo.Region
 	}
 	d := g.consent.Decide(r, country, region)

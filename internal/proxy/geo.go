@@ -32,21 +32,22 @@ func geoOptionsOf(gc *config.GeoConfig) geoOptions {
 	return o
 }
 
-// geoFor is the client's device.geo: the static place, with the country
-// of geo.country_header when a trusted proxy sent a valid one. A header
+// geoOf is the client's device.geo, worked out once per request as part
+// of its view (hostPolicy.view): the static place, with the country of
+// geo.country_header when a trusted proxy sent a valid one. A header
 // country that differs from the static one drops the static region, city
 // and coordinates, which belong to another country. nil when nothing is
 // known.
-func (g *Guest) geoFor(r *http.Request, v clientView) *openrtb.Geo {
+func (o geoOptions) geoOf(r *http.Request, trusted bool) *openrtb.Geo {
 	var geo *openrtb.Geo
-	if g.static != nil {
-		c := *g.static
+	if o.static != nil {
+		c := *o.static
 		geo = &c
 	}
-	if g.countryHeader == "" || !v.trusted {
+	if o.countryHeader == "" || !trusted {
 		return geo
 	}
-	country := strings.ToUpper(strings.TrimSpace(r.Header.Get(g.countryHeader)))
+	country := strings.ToUpper(strings.TrimSpace(r.Header.Get(o.countryHeader)))
 	if !config.IsCountryCode(country) || country == "XX" {
 		// Absent, or a placeholder such as Cloudflare's XX and T1.
 		return geo

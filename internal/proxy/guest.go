@@ -87,7 +87,6 @@ type Guest struct {
 	codecOptions
 	debugOptions
 	computeOptions
-	geoOptions
 	log     *zap.Logger
 	metrics *metrics.Set
 	rp      *httputil.ReverseProxy
@@ -150,7 +149,9 @@ type limitOptions struct {
 // codecOptions decide how a page is encoded and delivered
 // (docs/behaviour.md, "Compression").
 type codecOptions struct {
-	codecOpts compress.Options
+	// encoders start the page's encoder; compression's settings were
+	// checked when they were built (New), not per response.
+	encoders compress.Encoders
 	// platform is platform.delivery_compression; canHint is decided from it
 	// once, here: whether something in front compresses responses that
 	// carry the hint (docs/behaviour.md, "Platforms"). Offload, the hint
@@ -180,6 +181,10 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	if err != nil {
 		return nil, err
 	}
+	codecs, err := newCodecOptions(cfg, o.FlushLatency)
+	if err != nil {
+		return nil, err
+	}
 	g := &Guest{
 		originOptions: originOptions{
 			origin:       cfg.Publisher.Origin,
@@ -196,13 +201,12 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 			clientPages:    newClientShares(cfg.Server.MaxConcurrentPages, cfg.Server.PageQueueTimeout.Duration, "pages"),
 			clientRequests: newClientShares(cfg.Server.RequestBound(), cfg.Server.PageQueueTimeout.Duration, "requests"),
 		},
-		codecOptions: newCodecOptions(cfg, o.FlushLatency),
+		codecOptions: codecs,
 		debugOptions: debugOptions{
 			diagnostics:   cfg.Debug.DiagnosticsHeaders,
 			allowOverride: cfg.Debug.AllowModeOverride,
 		},
 		computeOptions: computeOptionsOf(&cfg.Compute),
-		geoOptions:     geoOptionsOf(&cfg.Geo),
 		log:            o.Logger,
 		metrics:        o.Metrics,
 		cdnLoop:        newCDNLoopToken(),
@@ -216,6 +220,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		g.metrics = metrics.New()
 	}
 	g.hosts = newHostPolicy(cfg.Publisher.Domain, cfg.Publisher.AllowedHosts, cfg.Server.TrustedPrefixes, cfg.Server.Listen)
+	g.hosts.geo = geoOptionsOf(&cfg.Geo)
 	g.provider = g.auctionProvider(cfg, o.Provider, o.AuctionStats)
 	transport := o.Transport
 	if transport == nil {
@@ -281,23 +286,27 @@ func newPageOptions(cfg *config.Config, js []byte, userBundle bool) pageOptions 
 
 // newCodecOptions reads the compression settings; flushLatency 0 means
 // 50ms.
-func newCodecOptions(cfg *config.Config, flushLatency time.Duration) codecOptions {
+func newCodecOptions(cfg *config.Config, flushLatency time.Duration) (codecOptions, error) {
 	canHint := cfg.Platform.DeliveryCompression != config.DeliveryCompressionUnavailable
 	if flushLatency <= 0 {
 		flushLatency = 50 * time.Millisecond
 	}
+	encoders, err := compress.NewEncoders(compress.Options{
+		GzipLevel:     cfg.Compression.GzipLevel,
+		BrotliQuality: cfg.Compression.BrotliQuality,
+		BrotliWindow:  cfg.Compression.BrotliWindow,
+	})
+	if err != nil {
+		return codecOptions{}, fmt.Errorf("proxy: compression: %w", err)
+	}
 	return codecOptions{
-		codecOpts: compress.Options{
-			GzipLevel:     cfg.Compression.GzipLevel,
-			BrotliQuality: cfg.Compression.BrotliQuality,
-			BrotliWindow:  cfg.Compression.BrotliWindow,
-		},
+		encoders:     encoders,
 		platform:     cfg.Platform.DeliveryCompression,
 		canHint:      canHint,
 		offload:      cfg.Publisher.SSATCompressionOffloadEnabled && canHint,
 		offloadAE:    cfg.Publisher.OffloadOriginAcceptEncoding,
 		flushLatency: flushLatency,
-	}
+	}, nil
 }
 
 // newOriginTransport builds the only transport page traffic uses. It never

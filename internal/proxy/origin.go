@@ -10,6 +10,7 @@ import (
 
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/forwarded"
 )
 
 // conditionalHeaders are dropped for eligible requests (docs/behaviour.md, "Origin request"): the page is
@@ -81,21 +82,15 @@ func (g *Guest) setForwarded(pr *httputil.ProxyRequest, x *exchange) {
 
 // withoutForwardedHost drops the host= parameters of RFC 7239 Forwarded
 // elements: they were not checked against the allowed hosts, and the one
-// that was is in X-Forwarded-Host.
+// that was is in X-Forwarded-Host. The rest passes as it came, each field
+// line on its own, quoted values quoted.
 func withoutForwardedHost(values []string) []string {
 	var out []string
 	for _, v := range values {
 		var elems []string
-		for _, elem := range strings.Split(v, ",") {
-			var pairs []string
-			for _, pair := range strings.Split(elem, ";") {
-				k, _, _ := strings.Cut(strings.TrimSpace(pair), "=")
-				if !strings.EqualFold(k, "host") && strings.TrimSpace(pair) != "" {
-					pairs = append(pairs, strings.TrimSpace(pair))
-				}
-			}
-			if len(pairs) > 0 {
-				elems = append(elems, strings.Join(pairs, ";"))
+		for _, e := range forwarded.ParseLine(v) {
+			if s := e.String("host"); s != "" {
+				elems = append(elems, s)
 			}
 		}
 		if len(elems) > 0 {

@@ -47,14 +47,15 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	req := resp.Request
 	x := exchangeOf(req)
 	x.status = resp.StatusCode
-	if err := refusePartial(resp); err != nil {
-		return err
-	}
 	if err := refuseSwitch(resp); err != nil {
 		return err
 	}
-	rt, coding, text := g.classifyResponse(req.Method, resp)
-	x.route, x.text = rt, text
+	c := classify(req.Method, resp, g.textTypes)
+	if err := c.refusal(); err != nil {
+		return err
+	}
+	rt, coding := c.route, c.coding
+	x.route, x.text = rt, c.text
 	_, x.originCoding, _ = contentCoding(resp.Header)
 	x.outCoding = x.originCoding
 	if rt == routeHeadersOnly && x.eligible && resp.StatusCode == http.StatusNotModified {
@@ -66,14 +67,11 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 		return g.startPipeline(resp, x, coding)
 	}
 	x.pageSlot.release() // not a page after all: its place is free at once
-	if req.Method == http.MethodHead {
-		if getRoute, getCoding, getText := g.classifyResponse(http.MethodGet, resp); getRoute == routePipeline {
-			x.text = getText
-			// A HEAD gets the headers GET would get (RFC 9110 §9.3.2): no
-			// length, a weak or no validator, the privacy policy.
-			g.setRewrittenHeaders(resp, x, getCoding)
-			return nil
-		}
+	if c.why == whyHeadOfPage {
+		// A HEAD gets the headers GET would get (RFC 9110 §9.3.2): no
+		// length, a weak or no validator, the privacy policy.
+		g.setRewrittenHeaders(resp, x, coding)
+		return nil
 	}
 	weakenNotModifiedETag(resp)
 	g.passThrough(resp, x, rt)
@@ -168,12 +166,8 @@ func (g *Guest) startPipeline(resp *http.Response, x *exchange, coding compress.
 }
 
 // startFailure is the answer to a page whose pipeline could not start:
-// its body's header is the origin's failure, its encoder a setting's.
+// its body's header is the origin's failure.
 func startFailure(x *exchange, err error) error {
-	var enc *bodypipe.EncoderError
-	if errors.As(err, &enc) {
-		return &guestError{status: http.StatusInternalServerError, reason: reasonEncoderInit, msg: "internal error", cause: enc.Err}
-	}
 	return &guestError{status: http.StatusBadGateway, reason: failureOf(x, err).reason,
 		msg: "the origin response could not be decoded", cause: err}
 }
@@ -185,7 +179,7 @@ type errRawLimit = bodypipe.RawLimitError
 // codings and body limits, and the rewrite of x's request.
 func (g *Guest) pageJob(x *exchange, src io.ReadCloser, in, out compress.Coding) bodypipe.Job {
 	job := bodypipe.Job{
-		Src: src, In: in, Out: out, Codec: g.codecOpts,
+		Src: src, In: in, Out: out, Encoders: g.encoders,
 		Limits: bodypipe.Limits{Raw: g.rawLimit, Decoded: g.decodedLimit},
 		Rewrite: bodypipe.Rewrite{
 			Kind:          x.text,

@@ -23,7 +23,7 @@ type wholePages struct{ rt http.RoundTripper }
 
 func (t wholePages) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.rt.RoundTrip(req)
-	if err != nil || !isPartialHTML(resp) || req.Method != http.MethodGet || req.Header.Get("Range") == "" ||
+	if err != nil || req.Method != http.MethodGet || classify(req.Method, resp, nil).why != whyPartialPage || req.Header.Get("Range") == "" ||
 		(req.Body != nil && req.Body != http.NoBody) {
 		return resp, err
 	}
@@ -43,15 +43,12 @@ func (t wholePages) CloseIdleConnections() {
 	}
 }
 
-func isPartialHTML(resp *http.Response) bool {
-	return resp.StatusCode == http.StatusPartialContent && isHTML(resp.Header.Get("Content-Type"))
-}
-
-// refusePartial refuses, with 502, a 206 for HTML that reached
-// modifyResponse: one the request did not ask for, or one that came again
-// when wholePages asked for the whole page. ReverseProxy closes the body.
-func refusePartial(resp *http.Response) error {
-	if !isPartialHTML(resp) {
+// refusal is the error the guest answers a classified response with, nil
+// when it is served: a 206 for HTML that reached modifyResponse (one the
+// request did not ask for, or one that came again when wholePages asked
+// for the whole page) is refused with 502. ReverseProxy closes the body.
+func (c classification) refusal() error {
+	if c.why != whyPartialPage {
 		return nil
 	}
 	return &guestError{status: http.StatusBadGateway, reason: reasonPartialContent,

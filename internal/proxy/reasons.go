@@ -18,7 +18,6 @@ const (
 	reasonOrigin304
 	reasonPartialContent
 	reasonSwitchingProtocols
-	reasonEncoderInit
 	reasonOverloaded
 	reasonClientShare
 	// The origin body, before or after the headers (bodyFailureReason).
@@ -62,7 +61,6 @@ var reasonNames = [reasonCount]string{
 	reasonOrigin304:          "origin_304_to_eligible",
 	reasonPartialContent:     "origin_partial_content",
 	reasonSwitchingProtocols: "origin_switching_protocols",
-	reasonEncoderInit:        "encoder_init",
 	reasonOverloaded:         "overloaded",
 	reasonClientShare:        "client_share_exceeded",
 	reasonTooLarge:           "origin_body_too_large",

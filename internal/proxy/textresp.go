@@ -2,10 +2,8 @@ package proxy
 
 import (
 	"mime"
-	"net/http"
 	"strings"
 
-	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
 	bodypipe "github.com/ssatd/ssatd/internal/pipeline"
 )
@@ -66,26 +64,4 @@ func isScriptType(mt string) bool {
 		return true
 	}
 	return false
-}
-
-// classifyResponse is classify, with a text response of
-// publisher.rewrite_content_types moved from pass-through to the pipeline,
-// as upstream streams every processable content type (trusted-server-core
-// publisher.rs, classify_response_route and is_processable_content_type).
-// A 206 stays as it is: a part of the origin's bytes cannot be rewritten
-// on its own, and the pass-through answer is the origin's own.
-func (g *Guest) classifyResponse(method string, resp *http.Response) (route, compress.Coding, textKind) {
-	rt, coding := classify(method, resp)
-	if rt != routePassThrough || resp.StatusCode == http.StatusPartialContent {
-		return rt, coding, textHTML
-	}
-	kind, ok := g.textTypes.kindOf(resp.Header.Get("Content-Type"))
-	if !ok {
-		return rt, coding, textHTML
-	}
-	c, _, supported := contentCoding(resp.Header)
-	if !supported {
-		return routeUnsupported, "", textHTML
-	}
-	return routePipeline, c, kind
 }

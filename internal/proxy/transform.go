@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -43,6 +44,10 @@ type TransformStats struct {
 //     from the mode (outputCoding), so that one page can be measured in
 //     every mode.
 func (g *Guest) Transform(dst io.Writer, src io.Reader, in, out compress.Coding, r *http.Request) (TransformStats, error) {
+	// The encoders' Writer takes only the codings it encodes.
+	if c, ok := compress.ParseContentEncoding(string(out)); !ok || c != out {
+		return TransformStats{}, fmt.Errorf("proxy: transform: no encoder for coding %q", out)
+	}
 	x := &exchange{prepared: prepared{start: time.Now(), view: g.hosts.view(r)}}
 	g.startAuction(x, r, g.prepare(x, r))
 	defer func() {

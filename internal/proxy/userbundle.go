@@ -21,8 +21,8 @@ func bundleOf(cfg *config.Config, builtIn []byte) (b []byte, user bool, err erro
 	if err != nil {
 		return nil, false, fmt.Errorf("bundle.file: %w", err)
 	}
-	if len(b) == 0 || len(b) > config.MaxBundleBytes {
-		return nil, false, fmt.Errorf("bundle.file: %q is %d bytes, want 1 to %d", cfg.Bundle.File, len(b), config.MaxBundleBytes)
+	if err := config.CheckBundleSize(int64(len(b))); err != nil {
+		return nil, false, fmt.Errorf("bundle.file: %q %w", cfg.Bundle.File, err)
 	}
 	return b, true, nil
 }
