@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,5 +100,58 @@ func TestBehaviourModeParameterExampleReachesTheOrigin(t *testing.T) {
 		}
 	default:
 		t.Fatalf("the origin got no request (status %d)", resp.StatusCode)
+	}
+}
+
+// goTestCommands are the `go test` commands of text, each with the folder
+// it runs in ("" for the repository's root, "deploy" for `(cd deploy &&
+// go test ...)`) and without its -timeout, which CI adds.
+func goTestCommands(text string) []string {
+	var out []string
+	re := regexp.MustCompile(`(?:\(cd ([a-z/]+) && )?go test ([^)&\n]*)`)
+	timeout := regexp.MustCompile(`\s*-timeout \S+`)
+	for _, m := range re.FindAllStringSubmatch(text, -1) {
+		out = append(out, m[1]+": go test "+strings.TrimSpace(timeout.ReplaceAllString(m[2], "")))
+	}
+	return out
+}
+
+// TestREADMETestCommandIsCIs catches README's "Test it" command and
+// .ci/run's test run going apart, as they would have when deploy/ became a
+// module of its own and `go test ./...` stopped reaching its tests: every
+// `go test` of the command is one CI runs, in the same folder.
+func TestREADMETestCommandIsCIs(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Test it\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Test it" section`)
+	}
+	var block []string
+	for line := range strings.SplitSeq(section, "\n") {
+		if strings.HasPrefix(line, "    ") {
+			block = append(block, line)
+		} else if len(block) > 0 {
+			break
+		}
+	}
+	readmeRuns := goTestCommands(strings.Join(block, "\n"))
+	ciRuns := goTestCommands(string(ci))
+	if len(readmeRuns) < 2 {
+		t.Fatalf("README's test command runs %q; want the root's tests and deploy/'s", readmeRuns)
+	}
+	for _, run := range readmeRuns {
+		if !slices.Contains(ciRuns, run) {
+			t.Errorf("README's test command runs %q; .ci/run does not (it runs %q)", run, ciRuns)
+		}
+	}
+	if !slices.Contains(readmeRuns, "deploy: go test -race -count=1 ./...") {
+		t.Errorf("README's test command does not run deploy/'s tests: %q", readmeRuns)
 	}
 }
