@@ -58,12 +58,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 
 // Main runs the command: 0 when every output is equivalent, 1 when one is
 // not (or the measurement failed), 2 for bad usage.
-func (c Command) Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
-	name := c.Name
+func (cmd Command) Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
+	name := cmd.Name
 	fs := flag.NewFlagSet("measure", flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), strings.ReplaceAll(usage, "ssatd measure ", name+" "))
-		if c.Launch == nil {
+		if cmd.Launch == nil {
 			fmt.Fprintf(fs.Output(), "  (-browser is in %s: %s)\n\n", BrowserCommand, browserInstall)
 		}
 		fmt.Fprint(fs.Output(), "flags:\n")
@@ -144,7 +144,7 @@ func (c Command) Main(ctx context.Context, args []string, stdout, stderr io.Writ
 		return bad("-chart goes with -pages or -url")
 	}
 	var bo *BrowserOptions
-	if msg, code := browserFlags(fs, c.Launch, browse, proxyURL, format, networks, chrome, runs, timeout, &bo); code != 0 {
+	if msg, code := browserFlags(fs, cmd.Launch, browse, proxyURL, format, networks, chrome, runs, timeout, &bo); code != 0 {
 		if code == 2 {
 			return bad("%s", msg)
 		}
