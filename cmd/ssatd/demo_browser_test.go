@@ -20,7 +20,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/ssatd/ssatd/internal/demo"
-	"github.com/ssatd/ssatd/internal/measure"
+	"github.com/ssatd/ssatd/internal/measure/chromium"
 	"github.com/ssatd/ssatd/internal/testutil"
 )
 
@@ -60,14 +60,14 @@ type renderedPage struct {
 }
 
 // startBrowser starts headless Chromium, with extra flags, for the rest of
-// the test, as measure -browser starts it (measure.StartChromium: the same
+// the test, as measure -browser starts it (chromium.Start: the same
 // flags, and a failed launch, which says nothing of the demo, tried again).
 func startBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	bin := testutil.RequireTool(t, "chromium", "chromium-browser", "google-chrome")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	browserCtx, _, stop, err := measure.StartChromium(ctx, bin, extra...)
+	browserCtx, _, stop, err := chromium.Start(ctx, bin, extra...)
 	if err != nil {
 		t.Fatal(err)
 	}

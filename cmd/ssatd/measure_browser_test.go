@@ -62,7 +62,7 @@ func TestMeasureProxyInBrowser(t *testing.T) {
 	host = strings.TrimPrefix(origin.URL, "http://")
 	front := measureDaemon(t, origin.URL, func(c *config.Config) { c.Debug.DiagnosticsHeaders = true })
 
-	code, stdout, stderr := measureRun(t, "-proxy", front.URL, "-url", "/news/a.html", "-host", measureDomain, "-runs", "1",
+	code, stdout, stderr := measureBrowserRun(t, "-proxy", front.URL, "-url", "/news/a.html", "-host", measureDomain, "-runs", "1",
 		"-browser", "-network", "none,slow-4g", "-chrome", bin, "-format", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -122,7 +122,7 @@ func TestMeasureProxyComparesDeploymentsInBrowser(t *testing.T) {
 	fastly := upstreamLike(t, measurePage("elsewhere.example", ""))
 	args := []string{"-proxy", ssatd.URL + "," + fastly.URL, "-url", "/news/a.html", "-host", measureDomain, "-runs", "1",
 		"-browser", "-network", "none", "-chrome", bin}
-	code, stdout, stderr := measureRun(t, append(args, "-format", "json")...)
+	code, stdout, stderr := measureBrowserRun(t, append(args, "-format", "json")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -145,7 +145,7 @@ func TestMeasureProxyComparesDeploymentsInBrowser(t *testing.T) {
 			}
 		}
 	}
-	code, table, stderr := measureRun(t, args...)
+	code, table, stderr := measureBrowserRun(t, args...)
 	if code != 0 || !strings.Contains(table, "[2] "+fastly.URL+" in a browser:") || !strings.Contains(table, "none (no emulation)") {
 		t.Fatalf("table (exit %d):\n%s\n%s", code, table, stderr)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/measure"
+	"github.com/ssatd/ssatd/internal/measure/chromium"
 	"github.com/ssatd/ssatd/internal/proxy"
 	"github.com/ssatd/ssatd/internal/server"
 )
@@ -74,6 +76,16 @@ func measureRun(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), append([]string{"measure"}, args...), &stdout, &stderr, nil)
+	return code, stdout.String(), stderr.String()
+}
+
+// measureBrowserRun is measureRun with -browser: the measure command as
+// cmd/ssatd-measure builds it, with Chromium, which ssatd does not link.
+func measureBrowserRun(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := measure.Command{Name: measure.BrowserCommand, Launch: chromium.Launch}
+	code := cmd.Main(context.Background(), args, &stdout, &stderr, nil)
 	return code, stdout.String(), stderr.String()
 }
 

@@ -32,7 +32,7 @@ func TestMeasureUsage(t *testing.T) {
 		{"browser without proxy", []string{"-pages", dir, "-browser"}, 2, "-browser goes with -proxy URL -url PATH"},
 		{"browser with csv", []string{"-proxy", "http://127.0.0.1:1", "-url", "/", "-browser", "-format", "csv"}, 2, "-browser reports in -format table or json, not csv"},
 		{"unknown network", []string{"-proxy", "http://127.0.0.1:1", "-url", "/", "-browser", "-network", "none,5g"}, 2, `-network: unknown profile "5g" (known: none, slow-4g, regular-3g)`},
-		{"missing chrome", []string{"-proxy", "http://127.0.0.1:1", "-url", "/", "-browser", "-chrome", filepath.Join(dir, "chromium")}, 2, "-chrome " + filepath.Join(dir, "chromium") + ": "},
+		{"browser in ssatd", []string{"-proxy", "http://127.0.0.1:1", "-url", "/", "-browser", "-chrome", filepath.Join(dir, "chromium")}, 2, "-browser is not in this binary, which serves pages and so links no browser tooling; run ssatd-measure with the same flags (go install github.com/ssatd/ssatd/cmd/ssatd-measure@latest"},
 		{"unknown flag", []string{"-bogus"}, 2, "bogus"},
 		{"empty folder", []string{"-pages", dir}, 1, "no *.html pages"},
 		{"missing folder", []string{"-pages", filepath.Join(dir, "nonexistent")}, 1, "nonexistent: the folder does not exist"},

@@ -6,15 +6,10 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/chromedp/cdproto/browser"
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/chromedp"
 )
 
 // NetworkProfile is an emulated network, applied by Chromium's DevTools
@@ -30,8 +25,8 @@ type NetworkProfile struct {
 	Source      string  `json:"source,omitempty"`
 }
 
-// throttled: the profile changes the link at all.
-func (n NetworkProfile) throttled() bool {
+// Throttled: the profile changes the link at all.
+func (n NetworkProfile) Throttled() bool {
 	return n.LatencyMS > 0 || n.DownloadBps > 0 || n.UploadBps > 0
 }
 
@@ -101,8 +96,42 @@ func FindChromium(path string) (string, error) {
 	return "", fmt.Errorf("-browser: none of %s is on PATH; install Chromium or give -chrome PATH", strings.Join(chromiumNames, ", "))
 }
 
+// Vitals are the figures of one load of a page, in ms from the
+// navigation's start where they are times (see BrowserLoad, which keeps
+// their medians).
+type Vitals struct {
+	TTFB, ResponseEnd, Load    float64 // Navigation Timing responseStart, responseEnd, loadEventEnd
+	Transfer, Encoded, Decoded int64   // transferSize, encodedBodySize, decodedBodySize
+	FCP, LCP                   float64
+	// Status, Coding (Content-Encoding, "" when absent) and Wait
+	// (sendEnd → receiveHeadersEnd) are the document's response as
+	// DevTools reports it.
+	Status int
+	Coding string
+	Wait   float64
+}
+
+// A Browser is a started headless browser that -browser loads pages in.
+// Package chromium drives Chromium through DevTools; it lives apart so
+// that a binary without -browser (ssatd, which serves) links no browser
+// tooling.
+type Browser interface {
+	// Product is the browser's product and version, e.g. "Chrome/148.0".
+	Product() string
+	// Load loads u once in a fresh browser context with the cache
+	// disabled, sending acceptEncoding, over network n, within timeout.
+	Load(u, acceptEncoding string, n NetworkProfile, timeout time.Duration) (Vitals, error)
+	// Close ends the browser and everything it started.
+	Close()
+}
+
+// A Launcher starts the Browser at bin; hostRules, when not "", are
+// Chromium's --host-resolver-rules.
+type Launcher func(ctx context.Context, bin, hostRules string) (Browser, error)
+
 // BrowserOptions are -browser's settings.
 type BrowserOptions struct {
+	Launch   Launcher
 	ExecPath string // the Chromium binary
 	Networks []NetworkProfile
 	Runs     int           // timed loads per mode, client coding and network
@@ -158,7 +187,7 @@ type BrowserRun struct {
 	Loads    []BrowserLoad    `json:"loads"`
 }
 
-// Browse loads proxyURL+path in headless Chromium for every mode of
+// Browse loads proxyURL+path in the browser o.Launch starts for every mode of
 // daemonModes, client coding of daemonEncodings and network of o, o.Runs
 // times each after one warm-up load, each in a fresh browser context
 // (no cache, cookies or connections carried over) with the cache disabled.
@@ -177,16 +206,12 @@ func Browse(ctx context.Context, proxyURL, path, host string, o BrowserOptions) 
 		return nil, fmt.Errorf("-proxy %q is not an http(s) URL", proxyURL)
 	}
 	mapped, rule := browserHost(base, host)
-	var extra []chromedp.ExecAllocatorOption
-	if rule != "" {
-		extra = append(extra, chromedp.Flag("host-resolver-rules", rule))
-	}
-	browserCtx, product, stop, err := StartChromium(ctx, o.ExecPath, extra...)
+	b, err := o.Launch(ctx, o.ExecPath, rule)
 	if err != nil {
 		return nil, err
 	}
-	defer stop()
-	run := &BrowserRun{Browser: product, Networks: o.Networks, Runs: o.Runs}
+	defer b.Close()
+	run := &BrowserRun{Browser: b.Product(), Networks: o.Networks, Runs: o.Runs}
 	target := func(mode string) (string, error) {
 		u, err := overrideURL(proxyURL, path, mode)
 		if err != nil || mapped == "" {
@@ -200,7 +225,7 @@ func Browse(ctx context.Context, proxyURL, path, host string, o BrowserOptions) 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := loadOnce(browserCtx, warm, daemonEncodings[0], NetworkProfiles[0], o.Timeout); err != nil {
+	if _, err := b.Load(warm, browserAcceptEncoding(daemonEncodings[0]), NetworkProfiles[0], o.Timeout); err != nil {
 		return nil, fmt.Errorf("warm-up load of %s: %w", warm, err)
 	}
 	for _, m := range daemonModes {
@@ -210,7 +235,7 @@ func Browse(ctx context.Context, proxyURL, path, host string, o BrowserOptions) 
 		}
 		for _, ae := range daemonEncodings {
 			for _, n := range o.Networks {
-				l, err := loadMedian(browserCtx, u, ae, n, o)
+				l, err := loadMedian(b, u, ae, n, o)
 				if err != nil {
 					return nil, fmt.Errorf("%s (Accept-Encoding %s, network %s): %w", u, ae, n.Name, err)
 				}
@@ -220,54 +245,6 @@ func Browse(ctx context.Context, proxyURL, path, host string, o BrowserOptions) 
 		}
 	}
 	return run, nil
-}
-
-// browserStarts is how many times StartChromium launches Chromium before
-// it gives up. On a loaded machine Chromium now and then exits during
-// start-up with nothing but its crash handler's warnings on stderr (seen
-// beside `go test -race` of other packages); a launch that fails says
-// nothing of the pages, so it is tried again. A page load is never
-// retried.
-const browserStarts = 3
-
-// StartChromium launches the headless Chromium at bin with chromiumFlags
-// and extra after them, in a new profile directory, and asks for its
-// version (product). A launch that fails is tried again, browserStarts
-// times in all. stop closes the browser, waits for the process and removes
-// the directory, so that nothing outlives the measurement. The demo's
-// browser tests start Chromium through it too, so that both launch it one
-// way.
-func StartChromium(ctx context.Context, bin string, extra ...chromedp.ExecAllocatorOption) (browserCtx context.Context, product string, stop func(), err error) {
-	var errs []error
-	for range browserStarts {
-		browserCtx, product, stop, err = startBrowserOnce(ctx, bin, extra)
-		if err == nil || ctx.Err() != nil {
-			return browserCtx, product, stop, err
-		}
-		errs = append(errs, err)
-	}
-	return nil, "", nil, fmt.Errorf("starting %s, %d times: %w", bin, browserStarts, errors.Join(errs...))
-}
-
-func startBrowserOnce(ctx context.Context, bin string, extra []chromedp.ExecAllocatorOption) (context.Context, string, func(), error) {
-	dir, err := os.MkdirTemp("", "ssatd-measure-chromium-")
-	if err != nil {
-		return nil, "", nil, err
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromiumFlags(bin, dir), extra...)...)
-	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	stop := func() {
-		_ = chromedp.Cancel(browserCtx)
-		cancelBrowser()
-		cancelAlloc()
-		os.RemoveAll(dir)
-	}
-	version, err := chromedp.CallBrowser(browserCtx, browser.GetVersion, cdp.Empty{})
-	if err != nil {
-		stop()
-		return nil, "", nil, err
-	}
-	return browserCtx, version.Product, stop, nil
 }
 
 // browserHost returns the host[:port] Chromium navigates to and the
@@ -287,31 +264,4 @@ func browserHost(base *url.URL, host string) (string, string) {
 		name = h
 	}
 	return name, fmt.Sprintf("MAP %s %s", name, net.JoinHostPort(base.Hostname(), port))
-}
-
-// chromiumFlags start a headless Chromium that measures the same way each
-// time: no first-run or background work, no QUIC (a fresh context has no
-// Alt-Svc to upgrade with), and no HTTPS-Upgrades (an http:// navigation
-// to a mapped name must not try https first).
-func chromiumFlags(bin, dir string) []chromedp.ExecAllocatorOption {
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin),
-		chromedp.Headless,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-features", "HttpsUpgrades"),
-		chromedp.WindowSize(1280, 1000),
-		chromedp.UserDataDir(dir),
-	}
-	// Chromium refuses to start as root with its sandbox on.
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox)
-	}
-	return opts
 }

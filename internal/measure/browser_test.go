@@ -51,7 +51,7 @@ func TestNetworkProfilesAreLighthouses(t *testing.T) {
 	}
 	for _, n := range NetworkProfiles {
 		if n.Name == "none" {
-			if n.throttled() {
+			if n.Throttled() {
 				t.Errorf("none is throttled: %+v", n)
 			}
 			continue

@@ -50,7 +50,7 @@ func (r *DaemonReport) browserNotes() []string {
 
 // describe is a profile as the table's heading names it.
 func (n NetworkProfile) describe() string {
-	if !n.throttled() {
+	if !n.Throttled() {
 		return n.Name + " (no emulation)"
 	}
 	return fmt.Sprintf("%s (%.1f ms latency, %s B/s down, %s B/s up)", n.Name, n.LatencyMS, group(int64(n.DownloadBps)), group(int64(n.UploadBps)))
@@ -86,10 +86,14 @@ func (r *DaemonReport) writeBrowserTable(w io.Writer) {
 	}
 }
 
+// browserInstall says how to get BrowserCommand.
+const browserInstall = "go install github.com/ssatd/ssatd/cmd/ssatd-measure@latest, or go build ./cmd/ssatd-measure in a checkout"
+
 // browserFlags checks -browser, -network and -chrome together, before any
 // measuring, and sets *bo when -browser is on. It returns a message and 2
-// for a usage error, 1 when no Chromium is found, else "" and 0.
-func browserFlags(fs *flag.FlagSet, browse bool, proxyURL, format, networks, chrome string, runs int, timeout time.Duration, bo **BrowserOptions) (string, int) {
+// for a usage error (-browser where launch is nil is one), 1 when no
+// Chromium is found, else "" and 0.
+func browserFlags(fs *flag.FlagSet, launch Launcher, browse bool, proxyURL, format, networks, chrome string, runs int, timeout time.Duration, bo **BrowserOptions) (string, int) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if !browse {
@@ -112,6 +116,9 @@ func browserFlags(fs *flag.FlagSet, browse bool, proxyURL, format, networks, chr
 	if err != nil {
 		return err.Error(), 2
 	}
+	if launch == nil {
+		return fmt.Sprintf("-browser is not in this binary, which serves pages and so links no browser tooling; run %s with the same flags (%s)", BrowserCommand, browserInstall), 2
+	}
 	bin, err := FindChromium(chrome)
 	if err != nil {
 		if chrome != "" {
@@ -119,7 +126,7 @@ func browserFlags(fs *flag.FlagSet, browse bool, proxyURL, format, networks, chr
 		}
 		return err.Error(), 1
 	}
-	*bo = &BrowserOptions{ExecPath: bin, Networks: nets, Runs: runs, Timeout: timeout}
+	*bo = &BrowserOptions{Launch: launch, ExecPath: bin, Networks: nets, Runs: runs, Timeout: timeout}
 	return "", 0
 }
 

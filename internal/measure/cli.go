@@ -14,9 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/cputime"
@@ -32,7 +29,6 @@ const usage = `usage:
 
 See docs/measuring.md.
 
-flags:
 `
 
 // urlList is a repeatable -url flag.
@@ -41,12 +37,36 @@ type urlList []string
 func (u *urlList) String() string     { return strings.Join(*u, ",") }
 func (u *urlList) Set(v string) error { *u = append(*u, v); return nil }
 
-// Main is the `ssatd measure` command: 0 when every output is equivalent,
-// 1 when one is not (or the measurement failed), 2 for bad usage.
+// BrowserCommand is the command with -browser, the one Command.Launch is
+// set in (cmd/ssatd-measure).
+const BrowserCommand = "ssatd-measure"
+
+// Command is the measure command as one binary has it.
+type Command struct {
+	// Name names the command in its usage and messages.
+	Name string
+	// Launch starts the browser of -browser (chromium.Launch). It is nil
+	// in ssatd, which serves and so links no browser tooling: there
+	// -browser is a usage error that names BrowserCommand.
+	Launch Launcher
+}
+
+// Main is `ssatd measure`: Command without -browser.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
+	return Command{Name: "ssatd measure"}.Main(ctx, args, stdout, stderr, environ)
+}
+
+// Main runs the command: 0 when every output is equivalent, 1 when one is
+// not (or the measurement failed), 2 for bad usage.
+func (cmd Command) Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
+	name := cmd.Name
 	fs := flag.NewFlagSet("measure", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
+		fmt.Fprint(fs.Output(), strings.ReplaceAll(usage, "ssatd measure ", name+" "))
+		if cmd.Launch == nil {
+			fmt.Fprintf(fs.Output(), "  (-browser is in %s: %s)\n\n", BrowserCommand, browserInstall)
+		}
+		fmt.Fprint(fs.Output(), "flags:\n")
 		fs.PrintDefaults()
 	}
 	var (
@@ -87,7 +107,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 		return 2
 	}
 	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "ssatd measure: "+format+"\n\n", a...)
+		fmt.Fprintf(stderr, name+": "+format+"\n\n", a...)
 		fs.Usage()
 		return 2
 	}
@@ -124,11 +144,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 		return bad("-chart goes with -pages or -url")
 	}
 	var bo *BrowserOptions
-	if msg, code := browserFlags(fs, browse, proxyURL, format, networks, chrome, runs, timeout, &bo); code != 0 {
+	if msg, code := browserFlags(fs, cmd.Launch, browse, proxyURL, format, networks, chrome, runs, timeout, &bo); code != 0 {
 		if code == 2 {
 			return bad("%s", msg)
 		}
-		fmt.Fprintf(stderr, "ssatd measure: %s\n", msg)
+		fmt.Fprintf(stderr, name+": %s\n", msg)
 		return code
 	}
 
@@ -136,7 +156,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 	if cfgPath != "" {
 		c, err := config.Load(cfgPath, environ)
 		if err != nil {
-			fmt.Fprintf(stderr, "ssatd measure: %s: %v\n", cfgPath, err)
+			fmt.Fprintf(stderr, name+": %s: %v\n", cfgPath, err)
 			return 1
 		}
 		cfg = c
@@ -152,33 +172,33 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 		if proxies := strings.Split(proxyURL, ","); len(proxies) > 1 {
 			c, err := Compare(ctx, client, proxies, urls[0], host, runs)
 			if err != nil {
-				fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+				fmt.Fprintf(stderr, name+": %v\n", err)
 				return 1
 			}
 			if err := browseAll(ctx, bo, c.Deployments, urls[0], host); err != nil {
-				fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+				fmt.Fprintf(stderr, name+": %v\n", err)
 				return 1
 			}
 			rep, problems = c, c.Problems()
 		} else {
 			d, err := Daemon(ctx, client, proxyURL, urls[0], host, runs)
 			if err != nil {
-				fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+				fmt.Fprintf(stderr, name+": %v\n", err)
 				return 1
 			}
 			if err := browseAll(ctx, bo, []*DaemonReport{d}, urls[0], host); err != nil {
-				fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+				fmt.Fprintf(stderr, name+": %v\n", err)
 				return 1
 			}
 			rep, problems = d, d.Problems
 		}
 		if err := emit(stdout, outPath, inFormat(rep, format)); err != nil {
-			fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+			fmt.Fprintf(stderr, name+": %v\n", err)
 			return 1
 		}
 		if len(problems) > 0 {
 			for _, p := range problems {
-				fmt.Fprintf(stderr, "ssatd measure: %s\n", p)
+				fmt.Fprintf(stderr, name+": %s\n", p)
 			}
 			return 1
 		}
@@ -193,7 +213,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 		var err error
 		input, err = readPages(pages)
 		if err != nil {
-			fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+			fmt.Fprintf(stderr, name+": %v\n", err)
 			return 1
 		}
 	} else {
@@ -205,16 +225,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 			f, body := FetchURL(ctx, client, u, limit)
 			rep.Fetches = append(rep.Fetches, f)
 			if body == nil {
-				fmt.Fprintf(stderr, "ssatd measure: %s: %s\n", u, f.Error)
+				fmt.Fprintf(stderr, name+": %s: %s\n", u, f.Error)
 				code = 1
 				continue
 			}
 			if !f.IdentityHonoured {
-				fmt.Fprintf(stderr, "ssatd measure: note: %s ignored Accept-Encoding: identity\n", u)
+				fmt.Fprintf(stderr, name+": note: %s ignored Accept-Encoding: identity\n", u)
 			}
 			p, err := pageFromURL(u, body)
 			if err != nil {
-				fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+				fmt.Fprintf(stderr, name+": %v\n", err)
 				code = 1
 				continue
 			}
@@ -231,19 +251,19 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 	results, err := Pages(ctx, input, opts, progress)
 	done()
 	if err != nil {
-		fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+		fmt.Fprintf(stderr, name+": %v\n", err)
 		return 1
 	}
 	MarkSimulated(results, rep.Fetches)
 	rep.Pages = results
 	rep.Summary = Summarize(results)
 	if err := emit(stdout, outPath, inFormat(rep, format)); err != nil {
-		fmt.Fprintf(stderr, "ssatd measure: %v\n", err)
+		fmt.Fprintf(stderr, name+": %v\n", err)
 		return 1
 	}
 	if chartPath != "" {
 		if err := emit(nil, chartPath, rep.WriteChart); err != nil {
-			fmt.Fprintf(stderr, "ssatd measure: chart: %v\n", err)
+			fmt.Fprintf(stderr, name+": chart: %v\n", err)
 			return 1
 		}
 	}
@@ -254,17 +274,17 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, environ 
 		}
 	}
 	if len(fallback) > 0 {
-		fmt.Fprintf(stderr, "ssatd measure: note: %d page(s) with no canonical link or og:url (%s) were measured as if their origin were %s, so none of their links was rewritten (give -config to set the origin)\n",
+		fmt.Fprintf(stderr, name+": note: %d page(s) with no canonical link or og:url (%s) were measured as if their origin were %s, so none of their links was rewritten (give -config to set the origin)\n",
 			len(fallback), listNames(fallback), fallbackOrigin)
 	}
 	for _, p := range results {
 		if !p.Eligible && len(p.Modes) > 0 {
-			fmt.Fprintf(stderr, "ssatd measure: note: %s was not SSAT-eligible (no slot matches %s?)\n", p.Name, p.Path)
+			fmt.Fprintf(stderr, name+": note: %s was not SSAT-eligible (no slot matches %s?)\n", p.Name, p.Path)
 		}
 	}
 	if !rep.Summary.AllEquivalent {
 		for _, f := range rep.Summary.Failures {
-			fmt.Fprintf(stderr, "ssatd measure: NOT EQUIVALENT: %s\n", f)
+			fmt.Fprintf(stderr, name+": NOT EQUIVALENT: %s\n", f)
 		}
 		return 1
 	}
@@ -331,25 +351,6 @@ func emit(stdout io.Writer, path string, write func(io.Writer) error) error {
 		return err
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
-}
-
-// progressFor returns a per-page callback drawing a progress bar on stderr
-// when stderr is a terminal, and a function to call when done. Otherwise
-// both do nothing.
-func progressFor(stderr io.Writer, n int) (func(), func()) {
-	f, ok := stderr.(*os.File)
-	if !ok || n == 0 || !term.IsTerminal(int(f.Fd())) {
-		return nil, func() {}
-	}
-	bar := progressbar.NewOptions(n,
-		progressbar.OptionSetWriter(f),
-		progressbar.OptionSetDescription("measuring"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionThrottle(100*time.Millisecond),
-	)
-	return func() { _ = bar.Add(1) }, func() { _ = bar.Finish() }
 }
 
 // formats is what both reports (offline pages and a running daemon) can

@@ -1,4 +1,4 @@
-package measure
+package chromium
 
 import (
 	"context"
@@ -43,7 +43,7 @@ func TestStartChromiumRetriesAFailedLaunch(t *testing.T) {
 	defer cancel()
 
 	bin, launches := flakyChromium(t, real, 2)
-	_, product, stop, err := StartChromium(ctx, bin)
+	_, product, stop, err := Start(ctx, bin)
 	if err != nil {
 		t.Fatalf("a Chromium that fails its first two launches: %v", err)
 	}
@@ -56,7 +56,7 @@ func TestStartChromiumRetriesAFailedLaunch(t *testing.T) {
 	}
 
 	bin, launches = flakyChromium(t, real, 9)
-	_, _, _, err = StartChromium(ctx, bin)
+	_, _, _, err = Start(ctx, bin)
 	if err == nil {
 		t.Fatalf("a launch that always fails started")
 	}
