@@ -3,10 +3,16 @@ package firstparty
 import (
 	"bytes"
 	"encoding/hex"
+	"io"
+	"net/http"
+	"net/url"
+	"os/exec"
 	"strings"
 	"testing"
 
 	"golang.org/x/crypto/chacha20poly1305"
+
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 func mustHex(t *testing.T, s string) []byte {
@@ -111,5 +117,26 @@ func TestVerifyRefusesTamperedTokenAndURL(t *testing.T) {
 func TestNewSignerRefusesEmptySecret(t *testing.T) {
 	if _, err := NewSigner(""); err == nil {
 		t.Fatal("empty secret accepted")
+	}
+}
+
+// A URL signed by the independent Python signer (Trusted Server's scheme,
+// not this package's code) is fetched through the route over loopback.
+func TestProxyAcceptsURLSignedByIndependentSigner(t *testing.T) {
+	py := testutil.RequireTool(t, "python3")
+	tp := newThirdParty(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "signed elsewhere "+r.URL.RawQuery) })
+	_, srv := front(t, Config{AllowAddrs: loopbackOnly}, Deps{})
+	clear := tp.URL + "/a.png?x=1&y=a+b"
+	out, err := exec.Command(py, "testdata/tstoken.py", testSecret, clear).Output()
+	if err != nil {
+		testutil.SkipOrFail(t, "testdata/tstoken.py (needs the python3 cryptography package): %v", err)
+	}
+	_, tok, ok := strings.Cut(strings.TrimSpace(string(out)), "\t")
+	if !ok || len(tok) != TokenLen {
+		t.Fatalf("tstoken.py printed %q", out)
+	}
+	u := srv.URL + PathProxy + "?tsurl=" + url.QueryEscape(tp.URL+"/a.png") + "&x=1&y=a+b&tstoken=" + tok
+	if a := get(t, u); a.code != 200 || a.body != "signed elsewhere x=1&y=a+b" {
+		t.Fatalf("got %d %q", a.code, a.body)
 	}
 }
