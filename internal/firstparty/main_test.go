@@ -109,4 +109,3 @@ func signed(t *testing.T, srv *httptest.Server, path, clear string, extra ...Pai
 func expiry(d time.Duration) Pair {
 	return Pair{paramExp, strconv.FormatInt(time.Now().Add(d).Unix(), 10)}
 }
-
