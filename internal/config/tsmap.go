@@ -40,6 +40,7 @@ func (d *decoder) tsMap(ts *tsSettings, tree map[string]any, c *Config) []NotEmu
 	p.SSATCacheControl = SSATCacheNoStorePrivate
 	// ssatd imitates upstream's consent decision (consent.go).
 	c.Consent.Policy = "upstream"
+	c.FirstParty = tsFirstParty(ts)
 
 	a := &c.Auction
 	a.Enabled = ts.Auction.Enabled
