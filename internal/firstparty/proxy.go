@@ -107,7 +107,7 @@ func (f *Family) fetch(ctx context.Context, r *http.Request, target string) (*ht
 		}
 		next, err := cur.Parse(loc)
 		if err != nil {
-			return nil, fmt.Errorf("%w: redirect to %q", errBadTarget, loc)
+			return nil, fmt.Errorf("%w: a redirect's location", errBadTarget)
 		}
 		if next, err = parseHop(next.String()); err != nil {
 			return nil, err
@@ -119,10 +119,10 @@ func (f *Family) fetch(ctx context.Context, r *http.Request, target string) (*ht
 func parseHop(s string) (*url.URL, error) {
 	u, err := url.Parse(s)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errBadTarget, err)
+		return nil, errBadTarget
 	}
 	if sch := strings.ToLower(u.Scheme); sch != "http" && sch != "https" || u.Hostname() == "" {
-		return nil, fmt.Errorf("%w: %q", errBadTarget, s)
+		return nil, fmt.Errorf("%w: scheme %q, host %q", errBadTarget, u.Scheme, u.Hostname())
 	}
 	return u, nil
 }
@@ -141,7 +141,7 @@ func isRedirect(code int) bool {
 func (f *Family) roundTrip(ctx context.Context, r *http.Request, u *url.URL) (*http.Response, error) {
 	out, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errBadTarget, err)
+		return nil, errBadTarget
 	}
 	for _, h := range forwardHeaders {
 		if v := r.Header.Values(h); len(v) > 0 {
@@ -154,7 +154,13 @@ func (f *Family) roundTrip(ctx context.Context, r *http.Request, u *url.URL) (*h
 	}
 	resp, err := f.client.Do(out)
 	if err != nil {
-		return nil, fmt.Errorf("firstparty: fetch %s: %w", u.Redacted(), err)
+		// Name the host only: *url.Error quotes the whole URL, and a
+		// target's query can carry ids (ts-ec) and bid data.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("firstparty: fetch from %s: %w", u.Host, err)
 	}
 	return resp, nil
 }
@@ -194,35 +200,39 @@ func (f *Family) refuse(w http.ResponseWriter, r *http.Request, err error) {
 
 // deliver writes the third party's answer: its status and headers minus
 // CORS grants (core/proxy.rs:699-710), cookies and hop-by-hop headers; HTML
-// and CSS rewritten as creatives, the rest copied within MaxBodyBytes.
+// and CSS rewritten as creatives, the rest copied within MaxBodyBytes. Its
+// headers are copied only once the answer is known to go out, so that a
+// refusal carries none of them.
 func (f *Family) deliver(w http.ResponseWriter, r *http.Request, resp *http.Response) {
-	h := w.Header()
-	for k, v := range resp.Header {
-		h[k] = v
-	}
-	for _, k := range strippedResponseHeaders {
-		h.Del(k)
-	}
 	ct := strings.ToLower(resp.Header.Get("Content-Type"))
 	if strings.Contains(ct, "text/html") || strings.Contains(ct, "text/css") {
 		f.deliverRewritten(w, r, resp, strings.Contains(ct, "text/html"))
 		return
 	}
+	if resp.ContentLength > f.cfg.MaxBodyBytes {
+		f.refuse(w, r, fmt.Errorf("%w: %d bytes", errTooLarge, resp.ContentLength))
+		return
+	}
+	copyHeaders(w.Header(), resp.Header)
 	// apply_image_passthrough_metadata (core/proxy.rs:589-612).
 	if (strings.HasPrefix(ct, "image/") || strings.Contains(strings.ToLower(r.Header.Get("Accept")), "image/")) &&
 		resp.Header.Get("Content-Type") == "" {
-		h.Set("Content-Type", "application/octet-stream")
-	}
-	if resp.ContentLength > f.cfg.MaxBodyBytes {
-		h.Del("Content-Length")
-		f.refuse(w, r, fmt.Errorf("%w: %d bytes", errTooLarge, resp.ContentLength))
-		return
+		w.Header().Set("Content-Type", "application/octet-stream")
 	}
 	w.WriteHeader(resp.StatusCode)
 	n, err := io.Copy(w, io.LimitReader(resp.Body, f.cfg.MaxBodyBytes+1))
 	if err != nil || n > f.cfg.MaxBodyBytes {
 		// The status is out: only a reset tells the client the body is cut.
 		panic(http.ErrAbortHandler)
+	}
+}
+
+func copyHeaders(dst, src http.Header) {
+	for k, v := range src {
+		dst[k] = append([]string(nil), v...)
+	}
+	for _, k := range strippedResponseHeaders {
+		dst.Del(k)
 	}
 }
 
@@ -258,6 +268,7 @@ func (f *Family) deliverRewritten(w http.ResponseWriter, r *http.Request, resp *
 		return
 	}
 	h := w.Header()
+	copyHeaders(h, resp.Header)
 	h.Set("Content-Type", ct)
 	h.Set("Content-Length", strconv.Itoa(len(enc)))
 	w.WriteHeader(resp.StatusCode)

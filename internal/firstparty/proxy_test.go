@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/andybalholm/brotli"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 func TestProxyFetchesSignedURLWithoutCookiesOrCORS(t *testing.T) {
@@ -232,6 +234,7 @@ func TestProxyRewritesHTMLAndCSSAndKeepsTheirCoding(t *testing.T) {
 func TestProxyBoundsTheAnswer(t *testing.T) {
 	big := strings.Repeat("x", 2048)
 	tp := newThirdParty(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "max-age=60")
 		switch r.URL.Path {
 		case "/declared":
 			w.Header().Set("Content-Length", fmt.Sprint(len(big)))
@@ -243,11 +246,13 @@ func TestProxyBoundsTheAnswer(t *testing.T) {
 		io.WriteString(w, big[10:])
 	})
 	_, srv := front(t, Config{AllowAddrs: loopbackOnly, MaxBodyBytes: 1024, MaxRewriteBytes: 1024}, Deps{})
-	if a := get(t, signed(t, srv, PathProxy, tp.URL+"/declared")); a.code != 502 {
-		t.Errorf("declared over the bound: %d", a.code)
+	// A refusal carries none of the third party's headers: a cacheable 502
+	// would outlive the fault.
+	if a := get(t, signed(t, srv, PathProxy, tp.URL+"/declared")); a.code != 502 || a.header.Get("Cache-Control") != "" {
+		t.Errorf("declared over the bound: %d Cache-Control %q", a.code, a.header.Get("Cache-Control"))
 	}
-	if a := get(t, signed(t, srv, PathProxy, tp.URL+"/html")); a.code != 502 {
-		t.Errorf("html over the rewrite bound: %d", a.code)
+	if a := get(t, signed(t, srv, PathProxy, tp.URL+"/html")); a.code != 502 || a.header.Get("Cache-Control") != "" {
+		t.Errorf("html over the rewrite bound: %d Cache-Control %q", a.code, a.header.Get("Cache-Control"))
 	}
 	resp, err := noFollow.Get(signed(t, srv, PathProxy, tp.URL+"/chunked"))
 	if err != nil {
@@ -328,6 +333,28 @@ func TestProxyCertificateCheck(t *testing.T) {
 		_, srv := front(t, Config{AllowAddrs: loopbackOnly, CertificateCheck: c.check}, c.deps)
 		if a := get(t, signed(t, srv, PathProxy, tp.URL+"/x")); a.code != c.want {
 			t.Errorf("%s: %d %q, want %d", c.name, a.code, a.body, c.want)
+		}
+	}
+}
+
+// A failed fetch is logged with the third party's host, never the target's
+// query, which can carry the client's ts-ec id and bid data.
+func TestProxyLogNamesNoTargetQuery(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close() // connection refused
+	core, logs := observer.New(zap.InfoLevel)
+	_, srv := front(t, Config{AllowAddrs: loopbackOnly}, Deps{Log: zap.New(core),
+		ECID: func(*http.Request) string { return "ec-id-SECRET" }})
+	if a := get(t, signed(t, srv, PathProxy, gone.URL+"/a.png?bid=SECRET")); a.code != 502 {
+		t.Fatalf("got %d, want 502", a.code)
+	}
+	if logs.Len() != 1 {
+		t.Fatalf("%d log entries, want 1", logs.Len())
+	}
+	for _, e := range logs.All() {
+		line := fmt.Sprint(e.Message, e.ContextMap())
+		if strings.Contains(line, "SECRET") || !strings.Contains(line, strings.TrimPrefix(gone.URL, "http://")) {
+			t.Errorf("log line %s", line)
 		}
 	}
 }
