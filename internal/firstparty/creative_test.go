@@ -65,6 +65,12 @@ func TestProcessCreativeRewritesWhatUpstreamRewrites(t *testing.T) {
 			[]string{"proxy https://b.example/bg.png", "proxy https://b.example/s.png"}},
 		{"click", `<a href="https://adv.example/landing?id=7">go</a><area href="https://adv.example/area">`,
 			[]string{"click https://adv.example/landing?id=7", "click https://adv.example/landing?id=7", "click https://adv.example/area", "click https://adv.example/area"}},
+		// Cases from upstream's tests (core/creative.rs:1593-1621, 1941-1950).
+		{"rel case and several values", `<link REL='StyleSheet preload' href='https://cdn.example/s.css' imagesrcset='https://cdn.example/a.png 1x, /local.png 1x'>`,
+			[]string{"proxy https://cdn.example/s.css", "proxy https://cdn.example/a.png"}},
+		{"several url() and relative ones", `<div style="background-image:url(https://cdn.example/a.png); mask: url(../rel.svg) center no-repeat; border-image:url('//cdn.example/b.png') 30 fill"></div>`,
+			[]string{"proxy https://cdn.example/a.png", "proxy https://cdn.example/b.png"}},
+		{"white space around a URL, a port kept", `<img src="   https://cdn.example:8443/a   ">`, []string{"proxy https://cdn.example:8443/a"}},
 		{"left alone", `<img src="/rel.png"><img src="data:image/png;base64,AA=="><a href="mailto:x@y">m</a><a href="javascript:void(0)">j</a><link rel="icon" href="https://a.example/i.ico">`, nil},
 	}
 	for _, c := range cases {
@@ -89,6 +95,8 @@ func TestProcessCreativeExactOutput(t *testing.T) {
 		{"base removed", `<head><base href="https://evil.example/"></head><img src="/a.png">`, CreativeOptions{Signer: s, Rewrite: true}, `<head></head><img src="/a.png">`},
 		{"bundle at the start of body", `<html><body class="c"><p>x</p></body></html>`, CreativeOptions{Signer: s, Rewrite: true, BundleTag: "<script src=/b.js></script>"},
 			`<html><body class="c"><script src=/b.js></script><p>x</p></body></html>`},
+		{"bundle once with two bodies", `<body>one</body><body>two</body>`, CreativeOptions{Signer: s, Rewrite: true, BundleTag: "<b/>"},
+			`<body><b/>one</body><body>two</body>`},
 		{"bundle before a fragment", `<p>x</p>`, CreativeOptions{Signer: s, Rewrite: true, BundleTag: "<script src=/b.js></script>"}, `<script src=/b.js></script><p>x</p>`},
 		{"no bundle into an empty creative", ``, CreativeOptions{Signer: s, Rewrite: true, BundleTag: "<script></script>"}, ``},
 		{"vector url as upstream mints it", `<img src="https://cdn.example/a.png">`, CreativeOptions{Signer: s, Rewrite: true},
