@@ -259,6 +259,13 @@ func (f *Family) deliverRewritten(w http.ResponseWriter, r *http.Request, resp *
 	if html {
 		out = []byte(f.RewriteHTML(string(body), RewriteOptions{BundleTag: f.deps.BundleTag, MaxBytes: f.cfg.MaxRewriteBytes}))
 		ct = "text/html; charset=utf-8"
+		// The rewriter refuses a document whose rewritten form passes the
+		// bound with "": upstream sends that empty body as the answer
+		// (core/creative.rs:900-906); ssatd does not serve it as complete.
+		if len(out) == 0 && len(body) > 0 {
+			f.refuse(w, r, fmt.Errorf("%w: rewritten document over %d bytes", errTooLarge, f.cfg.MaxRewriteBytes))
+			return
+		}
 	} else {
 		out = []byte(f.RewriteCSS(string(body)))
 	}

@@ -240,6 +240,11 @@ func TestProxyBoundsTheAnswer(t *testing.T) {
 			w.Header().Set("Content-Length", fmt.Sprint(len(big)))
 		case "/html":
 			w.Header().Set("Content-Type", "text/html")
+		case "/grows":
+			// Under the bound as sent, over it once its URLs are signed.
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, strings.Repeat(`<img src="https://cdn.example/a.png">`, 20))
+			return
 		}
 		io.WriteString(w, big[:10])
 		w.(http.Flusher).Flush() // chunked, unless declared
@@ -253,6 +258,9 @@ func TestProxyBoundsTheAnswer(t *testing.T) {
 	}
 	if a := get(t, signed(t, srv, PathProxy, tp.URL+"/html")); a.code != 502 || a.header.Get("Cache-Control") != "" {
 		t.Errorf("html over the rewrite bound: %d Cache-Control %q", a.code, a.header.Get("Cache-Control"))
+	}
+	if a := get(t, signed(t, srv, PathProxy, tp.URL+"/grows")); a.code != 502 {
+		t.Errorf("html over the bound once rewritten: %d %q, want 502", a.code, a.body)
 	}
 	resp, err := noFollow.Get(signed(t, srv, PathProxy, tp.URL+"/chunked"))
 	if err != nil {
