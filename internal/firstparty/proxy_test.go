@@ -366,3 +366,14 @@ func TestProxyLogNamesNoTargetQuery(t *testing.T) {
 		}
 	}
 }
+
+func TestProxyRedirectToOtherSchemeIs502(t *testing.T) {
+	tp := newThirdParty(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "ftp://files.example/x")
+		w.WriteHeader(http.StatusFound)
+	})
+	_, srv := front(t, Config{AllowAddrs: loopbackOnly}, Deps{})
+	if a := get(t, signed(t, srv, PathProxy, tp.URL+"/a")); a.code != 502 || a.header.Get("Location") != "" {
+		t.Fatalf("got %d Location %q, want 502 without it", a.code, a.header.Get("Location"))
+	}
+}
