@@ -44,6 +44,10 @@ type Config struct {
 	Bundle                BundleConfig          `toml:"bundle" envPrefix:"BUNDLE_"`
 	Tracing               TracingConfig         `toml:"tracing" envPrefix:"TRACING_"`
 
+	// FirstParty is a Trusted Server file's /first-party/* settings
+	// (tsfirstparty.go); it has no native keys.
+	FirstParty FirstPartyConfig `toml:"-" env:"-"`
+
 	// Source says which format the file was in, and what of a Trusted
 	// Server file ssatd does not do (tsformat.go).
 	Source Source `toml:"-" env:"-"`

@@ -51,6 +51,7 @@ func (d *decoder) tsMap(ts *tsSettings, tree map[string]any, c *Config) []NotEmu
 	// ssatd imitates upstream's consent decision (consent.go).
 	c.Consent.Policy = "upstream"
 	d.tsConsent(&ts.Consent, &c.Consent)
+	c.FirstParty = tsFirstParty(ts)
 
 	a := &c.Auction
 	a.Enabled = ts.Auction.Enabled
