@@ -4,6 +4,8 @@
 //
 // It is built on net/http/httputil.ReverseProxy. Each decision lives in one
 // place: the requests refused before any origin request in refusals.go,
+// which route family serves which path in the route table (routes.go, the
+// families reaching the guest through internal/family, seam.go),
 // eligibility and slots in eligibility.go, the compression mode in mode.go
 // (a response that does not go through the pipeline falls back to mirror
 // in passThrough), the origin request in origin.go, the whole page for a
@@ -13,8 +15,8 @@
 // body pipeline and its limits in pipeline.go and limits.go, admission to
 // the pipeline in admission.go, and why a request failed, with what the
 // client is then told, in errors.go (failureOf). The failure reasons are a
-// closed set (reasons.go) that only recordFailure writes to the access
-// line and the failures metric.
+// closed set (internal/family, under the guest's names in reasons.go) that
+// only recordFailure writes to the access line and the failures metric.
 //
 // A request's work ends with it: the handler cancels the origin fetch,
 // waits for the pipeline and stops the auction before the access line is
