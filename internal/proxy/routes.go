@@ -21,13 +21,14 @@ import (
 // route's other methods and "/{*rest}" get fallback_handler).
 //
 // A family is a package whose handlers get the guest through family.Seam
-// (internal/family). Its line here names the path, the methods, the route
-// label of its access lines and metrics, and how it is let in: opened (a
-// record, no admission: static answers) or admitted (a place among the
-// requests in progress first, since it runs work for the client). A prefix
-// family is one line too, with Mount: for instance
+// (internal/family). Its line here names how it is let in, the route label
+// of its access lines and metrics, the path, the handler and the methods
+// (none: every method). It is let in opened (a record, no admission: a
+// static answer) or admitted (first a place among the requests in
+// progress, since it runs work for the client). A prefix family is one
+// line too, with Mount: for instance
 //
-//	m.With(g.admitted(routeIntegration)).Mount("/integrations/{id}", integrations.Handler())
+//	m.With(g.admitted("integration")).Mount("/integrations/{id}", integrations.Handler())
 //
 // Requests reach the table after the refusals of refusals.go, so a bad
 // request-target never gets here; the table routes on the decoded path
@@ -37,18 +38,27 @@ func (g *Guest) newRoutes(ts *tsjs.Family) http.Handler {
 	m.NotFound(g.servePage)
 	m.MethodNotAllowed(g.servePage)
 
-	// tsjs (internal/tsjs). Upstream routes POST /auction and falls
-	// through for its other methods; ssatd answers them 405 with Allow:
-	// POST (docs/behaviour.md, "tsjs callbacks"), so every method is
-	// routed here.
-	m.With(g.opened(routeBundle)).Method(http.MethodGet, rewrite.BundlePath, ts.Bundle())
-	m.With(g.opened(routeBundle)).Method(http.MethodHead, rewrite.BundlePath, ts.Bundle())
-	m.With(g.admitted(routeAuction)).Handle(tsjs.AuctionPath, ts.Auction())
-	m.With(g.admitted(routePageBids)).Method(http.MethodGet, tsjs.PageBidsPath, ts.PageBids())
-	m.With(g.admitted(routePageBids)).Method(http.MethodOptions, tsjs.PageBidsPath, ts.PageBids())
-	m.With(g.admitted(routePageBids)).Method(http.MethodGet, tsjs.PageBidsLegacyPath, ts.PageBids())
-	m.With(g.admitted(routePageBids)).Method(http.MethodOptions, tsjs.PageBidsLegacyPath, ts.PageBids())
+	// tsjs (internal/tsjs). Upstream routes only POST on /auction and
+	// sends its other methods to the origin; ssatd answers them 405 with
+	// Allow: POST (docs/behaviour.md, "Fidelity"), so /auction takes every
+	// method.
+	serve(m, g.opened(routeBundle), rewrite.BundlePath, ts.Bundle(), http.MethodGet, http.MethodHead)
+	serve(m, g.admitted(routeAuction), tsjs.AuctionPath, ts.Auction())
+	serve(m, g.admitted(routePageBids), tsjs.PageBidsPath, ts.PageBids(), http.MethodGet, http.MethodOptions)
+	serve(m, g.admitted(routePageBids), tsjs.PageBidsLegacyPath, ts.PageBids(), http.MethodGet, http.MethodOptions)
 	return m
+}
+
+// serve routes methods on pattern to h, let in by in; no methods is every
+// method, those chi does not know included (otherMethod).
+func serve(m chi.Router, in func(http.Handler) http.Handler, pattern string, h http.Handler, methods ...string) {
+	if len(methods) == 0 {
+		m.With(in).Handle(pattern, h)
+		return
+	}
+	for _, method := range methods {
+		m.With(in).Method(method, pattern, h)
+	}
 }
 
 // otherMethod is what the route table sees for a method chi does not know
