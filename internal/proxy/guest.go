@@ -219,7 +219,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	if transport == nil {
 		transport = newOriginTransport(cfg)
 	}
-	g.routes = g.newRoutes(tsjs.New(cfg, guestSeam{g}, tsjs.Bundle{JS: js, Hash: g.bundleHash, User: userBundle, Hint: g.canHint}))
+	g.routes = g.newRoutes(cfg, tsjs.Bundle{JS: js, Hash: g.bundleHash, User: userBundle, Hint: g.canHint})
 	g.rp = &httputil.ReverseProxy{
 		Rewrite:        g.rewriteOriginRequest,
 		Transport:      wholePages{rt: tracedOrigin{rt: transport}},

@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/rewrite"
 	"github.com/ssatd/ssatd/internal/tsjs"
 )
@@ -21,19 +22,22 @@ import (
 // route's other methods and "/{*rest}" get fallback_handler).
 //
 // A family is a package whose handlers get the guest through family.Seam
-// (internal/family). Its line here names how it is let in, the route label
-// of its access lines and metrics, the path, the handler and the methods
-// (none: every method). It is let in opened (a record, no admission: a
-// static answer) or admitted (first a place among the requests in
-// progress, since it runs work for the client). A prefix family is one
-// line too, with Mount: for instance
+// (internal/family); it is built here from the configuration and the seam.
+// Its line names how it is let in, the route label of its access lines and
+// metrics, the path, the handler and the methods (none: every method). It
+// is let in opened (a record, no admission: a static answer) or admitted
+// (first a place among the requests in progress, since it runs work for
+// the client). A prefix family is one line too, with Mount: for instance
 //
 //	m.With(g.admitted("integration")).Mount("/integrations/{id}", integrations.Handler())
 //
 // Requests reach the table after the refusals of refusals.go, so a bad
 // request-target never gets here; the table routes on the decoded path
 // (routed), and the request goes on to the origin exactly as it came.
-func (g *Guest) newRoutes(ts *tsjs.Family) http.Handler {
+func (g *Guest) newRoutes(cfg *config.Config, bundle tsjs.Bundle) http.Handler {
+	seam := guestSeam{g}
+	ts := tsjs.New(cfg, seam, bundle)
+
 	m := chi.NewRouter()
 	m.NotFound(g.servePage)
 	m.MethodNotAllowed(g.servePage)
