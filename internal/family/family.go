@@ -12,8 +12,8 @@
 // itself when they are full. When the family's handler returns, the table
 // closes the record: the status and bytes the handler wrote, the access
 // line, the metrics and the request's span. A family therefore never
-// writes a log line per request, a metric or a reason: it tells the Seam
-// what it decided, and answers errors through it.
+// writes an access line, a metric or a reason: it tells the Seam what it
+// decided, and answers errors through it.
 //
 // A family is a package exposing http.Handlers built from a Seam (see
 // internal/tsjs); adding one is a line in the route table and the package.
@@ -33,8 +33,9 @@ import (
 // Seam is what a route family gets from the guest that runs it. The
 // methods taking r act on the record the route table opened for r, so r
 // must be the request the family's handler was given (or one derived from
-// it, sharing its context); outside such a handler they do nothing and
-// return zero values. A Seam is safe for concurrent use.
+// it, sharing its context); for a request the table did not open they
+// record nothing, View and Consent return zero values, and Auction runs
+// none. A Seam is safe for concurrent use.
 type Seam interface {
 	// View is the client's side of r as the guest worked it out when r
 	// arrived: the host and scheme links must point at. It is not
