@@ -1,6 +1,7 @@
 package tsjs_test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -10,9 +11,10 @@ import (
 )
 
 // TestFamilyReachesTheGuestOnlyThroughTheSeam reads the package's own
-// imports: a route family gets what every route needs from family.Seam,
+// source: a route family gets what every route needs from family.Seam,
 // and writes no access line, metric or span itself, so it imports neither
-// the guest nor what records a request.
+// the guest nor what records a request; and it names its reasons by their
+// constants, never converting a number to one (the set stays closed).
 func TestFamilyReachesTheGuestOnlyThroughTheSeam(t *testing.T) {
 	forbidden := []string{
 		"github.com/ssatd/ssatd/internal/proxy",
@@ -21,7 +23,7 @@ func TestFamilyReachesTheGuestOnlyThroughTheSeam(t *testing.T) {
 		"go.opentelemetry.io/",
 	}
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ImportsOnly)
+	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,6 +39,14 @@ func TestFamilyReachesTheGuestOnlyThroughTheSeam(t *testing.T) {
 					}
 				}
 			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok {
+					if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Reason" {
+						t.Errorf("%s: converts a value to family.Reason; use a constant", fset.Position(call.Pos()))
+					}
+				}
+				return true
+			})
 		}
 	}
 	if !seam {
