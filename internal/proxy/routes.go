@@ -39,6 +39,8 @@ func (g *Guest) newRoutes(cfg *config.Config, bundle tsjs.Bundle) http.Handler {
 	ts := tsjs.New(cfg, seam, bundle)
 
 	m := chi.NewRouter()
+	// First, so that a family mounted below inherits the fall-through for
+	// what it does not serve itself.
 	m.NotFound(g.servePage)
 	m.MethodNotAllowed(g.servePage)
 
