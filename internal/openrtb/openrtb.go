@@ -130,10 +130,13 @@ type BidResponse struct {
 }
 
 // SeatBid is the bids of one seat (§4.2.2). For Prebid Server the seat is
-// the bidder's name.
+// the bidder's name. Seat is always written, empty or not: POST /auction's
+// answer (internal/tsjs) is read by tsjs, which names a seat it does not
+// find "unknown" (crates/trusted-server-js/lib/src/core/auction.ts,
+// parseAuctionResponse), and upstream always writes it.
 type SeatBid struct {
 	Bid  []Bid  `json:"bid"`
-	Seat string `json:"seat,omitempty"`
+	Seat string `json:"seat"`
 }
 
 // Bid is one bid (§4.2.3). Price is kept as the decimal text that was sent,

@@ -1,50 +1,24 @@
 package proxy
 
 import (
-	"bytes"
-	"net/http"
-	"time"
+	"fmt"
+	"os"
 
-	"github.com/ssatd/ssatd/internal/compress"
-	"github.com/ssatd/ssatd/internal/rewrite"
-	"github.com/ssatd/ssatd/internal/ssat"
+	"github.com/ssatd/ssatd/internal/config"
 )
 
-// serveBundle answers the client bundle that every rewritten page loads
-// (docs/behaviour.md, "Bundle tag") from the guest itself, never from the origin.
-func (g *Guest) serveBundle(w http.ResponseWriter, r *http.Request) {
-	if g.userBundle {
-		g.serveUserBundle(w, r)
-		return
+// bundleOf is the bundle pages load: bundle.file when configured, read
+// once here, else the one the caller built in.
+func bundleOf(cfg *config.Config, builtIn []byte) (b []byte, user bool, err error) {
+	if cfg.Bundle.File == "" {
+		return builtIn, false, nil
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/javascript; charset=utf-8")
-	// Weak, because the same tag names every representation: the edge
-	// compresses this body to gzip or br after it leaves here (X-Compress-Hint),
-	// and a CDN in front may do so too, and a strong tag must differ between
-	// content codings (RFC 9110 §8.8.1, §8.8.3). A tag per coding would have
-	// to be minted where the compression happens, in every layer that
-	// compresses; a weak one stays true whatever is in front, and
-	// If-None-Match still revalidates with weak comparison (RFC 9110 §13.1.2).
-	// The cost is that If-Range, which needs a strong tag, always gets the
-	// whole bundle, which is small.
-	h.Set("ETag", `W/"`+g.bundleHash+`"`)
-	h.Set("X-Content-Type-Options", "nosniff")
-	if r.URL.Query().Get("v") == g.bundleHash {
-		// The URL names these exact bytes, so it can be cached for good.
-		h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	} else {
-		h.Set("Cache-Control", "public, max-age=300")
+	b, err = os.ReadFile(cfg.Bundle.File)
+	if err != nil {
+		return nil, false, fmt.Errorf("bundle.file: %w", err)
 	}
-	if g.canHint {
-		// The edge adds no Vary for the hint, as Fastly documents none:
-		// the representation varies with Accept-Encoding, so say so here.
-		h.Set(ssat.HintHeader, "on")
-		compress.AddVary(h, "Accept-Encoding")
+	if err := config.CheckBundleSize(int64(len(b))); err != nil {
+		return nil, false, fmt.Errorf("bundle.file: %q %w", cfg.Bundle.File, err)
 	}
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(g.bundle))
-}
-
-func isBundleRequest(r *http.Request) bool {
-	return r.URL.Path == rewrite.BundlePath && (r.Method == http.MethodGet || r.Method == http.MethodHead)
+	return b, true, nil
 }

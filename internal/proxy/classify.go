@@ -18,8 +18,9 @@ const (
 	routePipeline    route = "pipeline"
 	routeError       route = "error"
 	routeRejected    route = "rejected"
-	routeBundle      route = "bundle"
-	// The tsjs callbacks the guest answers itself (tsjs.go).
+	// The routes of route families (routes.go): tsjs's bundle and
+	// callbacks (internal/tsjs).
+	routeBundle   route = "bundle"
 	routeAuction  route = "auction"
 	routePageBids route = "page-bids"
 )

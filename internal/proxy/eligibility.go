@@ -7,19 +7,22 @@ import (
 	"strings"
 
 	privacy "github.com/ssatd/ssatd/internal/consent"
+	"github.com/ssatd/ssatd/internal/family"
 	"github.com/ssatd/ssatd/internal/ssat"
 )
 
-// Why a request is not SSAT-eligible (docs/behaviour.md, "Eligibility"); logged with each request.
+// Why a request is not SSAT-eligible (docs/behaviour.md, "Eligibility");
+// logged with each request. The names are the seam's (internal/family),
+// which route families record too.
 const (
-	ineligibleMethod     = "method"
-	ineligibleNotDoc     = "not_document"
-	ineligiblePrefetch   = "prefetch"
-	ineligibleBot        = "bot"
-	ineligibleNoSlot     = "no_slot"
-	ineligibleNoAuction  = "auction_disabled"
-	ineligibleConsent    = "consent" // the consent policy refuses (consentgate.go)
-	ineligibleNone       = ""
+	ineligibleMethod     = family.IneligibleMethod
+	ineligibleNotDoc     = family.IneligibleNotDoc
+	ineligiblePrefetch   = family.IneligiblePrefetch
+	ineligibleBot        = family.IneligibleBot
+	ineligibleNoSlot     = family.IneligibleNoSlot
+	ineligibleNoAuction  = family.IneligibleNoAuction
+	ineligibleConsent    = family.IneligibleConsent // the consent policy refuses (consentgate.go)
+	ineligibleNone       = family.IneligibleNone
 	secFetchDestDocument = "document"
 )
 
@@ -56,7 +59,7 @@ func (g *Guest) eligibility(r *http.Request) string {
 	if !isDocumentNavigation(r.Header) {
 		return ineligibleNotDoc
 	}
-	if isPrefetch(r.Header) {
+	if family.IsPrefetch(r.Header) {
 		return ineligiblePrefetch
 	}
 	if g.isBot(r.UserAgent()) {
@@ -94,18 +97,6 @@ func isDocumentNavigation(h http.Header) bool {
 func isZeroQ(q string) bool {
 	f, err := strconv.ParseFloat(strings.TrimSpace(q), 64)
 	return err == nil && f == 0
-}
-
-// isPrefetch: Chrome sends Sec-Purpose: prefetch, older browsers Purpose.
-func isPrefetch(h http.Header) bool {
-	for _, name := range []string{"Sec-Purpose", "Purpose", "X-Purpose", "X-Moz"} {
-		for _, v := range h.Values(name) {
-			if strings.Contains(strings.ToLower(v), "prefetch") {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func (g *Guest) isBot(ua string) bool {

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/family"
 	"github.com/ssatd/ssatd/internal/metrics"
 	"github.com/ssatd/ssatd/internal/rewrite"
 	"github.com/ssatd/ssatd/internal/telemetry"
@@ -202,19 +203,13 @@ func (g *Guest) answerError(w http.ResponseWriter, r *http.Request, x *exchange,
 	for k := range h {
 		delete(h, k)
 	}
+	// An eligible request's answer is private like its page would have
+	// been ("Eligible pages"); any other says nothing worth storing.
+	policy := family.NoStore
 	if x.eligible {
-		g.applyPrivacy(h)
-	} else {
-		h.Set("Cache-Control", "no-store")
+		policy = family.Policy(g.cacheControl)
 	}
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("X-Content-Type-Options", "nosniff")
-	if f.retryAfter > 0 {
-		// delay-seconds form (RFC 9110 §10.2.3).
-		h.Set("Retry-After", strconv.Itoa(f.retryAfter))
-	}
-	w.WriteHeader(f.status)
-	_, _ = w.Write([]byte(f.msg + "\n"))
+	family.Answer{Status: f.status, Reason: f.reason, Msg: f.msg, Policy: policy, RetryAfter: f.retryAfter}.Write(w)
 }
 
 // recordFailure records why a request did not end well: the reason its

@@ -4,6 +4,8 @@
 //
 // It is built on net/http/httputil.ReverseProxy. Each decision lives in one
 // place: the requests refused before any origin request in refusals.go,
+// which route family serves which path in the route table (routes.go, the
+// families reaching the guest through internal/family, seam.go),
 // eligibility and slots in eligibility.go, the compression mode in mode.go
 // (a response that does not go through the pipeline falls back to mirror
 // in passThrough), the origin request in origin.go, the whole page for a
@@ -14,8 +16,8 @@
 // which pipeline.go runs for a served page and records into the exchange,
 // admission to the pipeline in admission.go, and why a request failed, with what the
 // client is then told, in errors.go (failureOf). The failure reasons are a
-// closed set (reasons.go) that only recordFailure writes to the access
-// line and the failures metric.
+// closed set (internal/family, under the guest's names in reasons.go) that
+// only recordFailure writes to the access line and the failures metric.
 //
 // A request's work ends with it: the handler cancels the origin fetch,
 // waits for the pipeline and stops the auction before the access line is
@@ -23,7 +25,6 @@
 package proxy
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -51,6 +52,7 @@ import (
 	"github.com/ssatd/ssatd/internal/rewrite"
 	"github.com/ssatd/ssatd/internal/ssat"
 	"github.com/ssatd/ssatd/internal/telemetry"
+	"github.com/ssatd/ssatd/internal/tsjs"
 )
 
 // Options are the parts of a Guest that are not configuration.
@@ -90,6 +92,8 @@ type Guest struct {
 	log     *zap.Logger
 	metrics *metrics.Set
 	rp      *httputil.ReverseProxy
+	// routes is the client side's route table (routes.go).
+	routes http.Handler
 	// cdnLoop is this guest's own CDN-Loop entry (RFC 8586), added to
 	// every origin request; a request that already carries it has looped.
 	cdnLoop string
@@ -115,15 +119,11 @@ type pageOptions struct {
 	slots          []config.Slot
 	auctionEnabled bool
 	auctionTimeout time.Duration
-	// postAuctionTimeout is POST /auction's deadline.
-	postAuctionTimeout time.Duration
-	provider           auction.Provider
-	consent            privacy.Options
-	bundle             []byte
-	bundleHash         string
-	bundleTag          []byte
-	userBundle         bool   // bundle.file: served with upstream's headers
-	cacheControl       string // publisher.ssat_cache_control
+	provider       auction.Provider
+	consent        privacy.Options
+	bundleHash     string
+	bundleTag      []byte
+	cacheControl   string // publisher.ssat_cache_control
 	// ignoreCSP leaves pages' policies unread (csp.go): only the tests set
 	// it, for the control that shows what a page got before.
 	ignoreCSP bool
@@ -191,7 +191,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 			originHost:   cfg.Publisher.OriginHost,
 			hostOverride: cfg.Publisher.OriginHostHeaderOverride,
 		},
-		pageOptions: newPageOptions(cfg, js, userBundle),
+		pageOptions: newPageOptions(cfg, js),
 		limitOptions: limitOptions{
 			rawLimit:       cfg.Publisher.MaxOriginResponseBytes,
 			decodedLimit:   cfg.Publisher.MaxDecodedBodyBytes,
@@ -226,6 +226,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	if transport == nil {
 		transport = newOriginTransport(cfg)
 	}
+	g.routes = g.newRoutes(cfg, tsjs.Bundle{JS: js, Hash: g.bundleHash, User: userBundle, Hint: g.canHint})
 	g.rp = &httputil.ReverseProxy{
 		Rewrite:        g.rewriteOriginRequest,
 		Transport:      wholePages{rt: tracedOrigin{rt: transport}},
@@ -261,19 +262,16 @@ func (g *Guest) auctionProvider(cfg *config.Config, p auction.Provider, stats *a
 
 // newPageOptions reads what eligible pages get from the configuration;
 // the provider is New's.
-func newPageOptions(cfg *config.Config, js []byte, userBundle bool) pageOptions {
+func newPageOptions(cfg *config.Config, js []byte) pageOptions {
 	p := pageOptions{
-		slots:              cfg.CreativeOpportunities.Slots,
-		auctionEnabled:     cfg.Auction.Enabled,
-		auctionTimeout:     time.Duration(cfg.Auction.TimeoutMS) * time.Millisecond,
-		postAuctionTimeout: time.Duration(cmp.Or(cfg.Auction.PostAuctionTimeoutMS, cfg.Auction.TimeoutMS)) * time.Millisecond,
-		consent:            consentOptions(&cfg.Consent),
-		cacheControl:       cfg.Publisher.SSATCacheControl,
-		bundle:             js,
-		userBundle:         userBundle,
-		bundleHash:         bundle.Hash(js),
-		headScripts:        &sync.Map{},
-		headScriptsN:       &atomic.Int64{},
+		slots:          cfg.CreativeOpportunities.Slots,
+		auctionEnabled: cfg.Auction.Enabled,
+		auctionTimeout: time.Duration(cfg.Auction.TimeoutMS) * time.Millisecond,
+		consent:        consentOptions(&cfg.Consent),
+		cacheControl:   cfg.Publisher.SSATCacheControl,
+		bundleHash:     bundle.Hash(js),
+		headScripts:    &sync.Map{},
+		headScriptsN:   &atomic.Int64{},
 	}
 	p.bundleTag = rewrite.BundleTag(p.bundleHash)
 	for _, b := range cfg.Bots.UserAgents {
@@ -408,6 +406,9 @@ type handled struct {
 	csp              csp.Page
 	cspOn            bool
 	cspHeaderChanged bool
+	// front is the client's writer, which notes the status and bytes
+	// written; the route table's handlers are given it as their writer.
+	front *firstByteWriter
 	// connecting: the origin transport is getting a connection
 	// (connectTrace); set by the transport, read by failureOf.
 	connecting atomic.Bool
@@ -442,25 +443,24 @@ func (x *exchange) copyErr() error {
 	return errCopyAborted
 }
 
-// ServeHTTP handles one client request.
+// ServeHTTP handles one client request: the refusals of refusals.go, then
+// the route table (routes.go), which hands anything no route family
+// serves to servePage.
 func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{prepared: prepared{start: time.Now(), view: g.hosts.view(r), inFlightDone: g.metrics.Started()}}
-	fw := &firstByteWriter{ResponseWriter: w, x: x}
-	if g.refuse(fw, r, x) {
+	x.front = &firstByteWriter{ResponseWriter: w, x: x}
+	if g.refuse(x.front, r, x) {
 		return
 	}
 	g.stripOverflowCookie(r)
-	if isBundleRequest(r) {
-		x.route = routeBundle
-		g.serveBundle(fw, r)
-		// The guest writes the bundle unencoded; the edge may compress it.
-		x.status, x.outCoding, x.outBytes = fw.status, string(compress.Identity), fw.written
-		g.finish(r, x)
-		return
-	}
-	if g.serveTsjs(fw, r, x) {
-		return
-	}
+	g.routes.ServeHTTP(x.front, routed(r, x))
+}
+
+// servePage is the page path: the origin's response, proxied and, for an
+// eligible page, rewritten with its auction.
+func (g *Guest) servePage(_ http.ResponseWriter, r *http.Request) {
+	x := exchangeOf(r)
+	fw := x.front
 	decision := g.prepare(x, r)
 	defer g.end(r, x)
 	defer g.startRuntimeLimit(x, fw)()

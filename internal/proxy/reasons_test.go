@@ -112,6 +112,9 @@ func TestFailureMetricFedOnlyByRecordFailure(t *testing.T) {
 					if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "reason" {
 						t.Errorf("%s: %s converts a value to reason; use a constant", fset.Position(call.Pos()), fn.Name.Name)
 					}
+					if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Reason" {
+						t.Errorf("%s: %s converts a value to family.Reason; use a constant", fset.Position(call.Pos()), fn.Name.Name)
+					}
 					if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Failure" {
 						calls = append(calls, fn.Name.Name)
 						if !isStringCall(call.Args[0]) {

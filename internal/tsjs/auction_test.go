@@ -1,8 +1,9 @@
-package proxy
+package tsjs_test
 
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/ssatd/ssatd/internal/tsjs"
 	"io"
 	"net/http"
 	"strings"
@@ -159,7 +160,7 @@ func TestAuctionRefusesBadClientInput(t *testing.T) {
 	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("the origin was asked for %s %s", r.Method, r.URL.Path)
 	}))
-	big := `{"adUnits":[],"config":{"pad":"` + strings.Repeat("x", maxAuctionBody) + `"}}`
+	big := `{"adUnits":[],"config":{"pad":"` + strings.Repeat("x", tsjs.MaxAuctionBody) + `"}}`
 	for _, tc := range []struct {
 		name, method, ct, body string
 		status                 int
@@ -355,7 +356,7 @@ func TestPostAuctionHasItsOwnDeadline(t *testing.T) {
 		c.Auction.PostAuctionTimeoutMS = 250
 	})
 	e.post(t, "/auction", "application/json", tsjsAdRequest)
-	e.mustGet(t, pageBidsPath+pageBidsPathQuery("/news/a"), tsjsPageBids("1")...)
+	e.mustGet(t, tsjs.PageBidsPath+pageBidsPathQuery("/news/a"), tsjsPageBids("1")...)
 	got := ep.received()
 	if len(got) != 2 {
 		t.Fatalf("%d bid requests, want 2", len(got))

@@ -1,4 +1,4 @@
-package proxy
+package tsjs
 
 import (
 	"bytes"
@@ -13,7 +13,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/ssatd/ssatd/internal/family"
+	"github.com/ssatd/ssatd/internal/openrtb"
 	"github.com/ssatd/ssatd/internal/ssat"
 )
 
@@ -128,53 +131,57 @@ func isJSONContentType(v string) bool {
 // serveAuction answers tsjs's POST /auction (requestAds, refreshes) with
 // the auction pages use, in the OpenRTB shape tsjs parses
 // (docs/behaviour.md, "tsjs callbacks").
-func (g *Guest) serveAuction(w http.ResponseWriter, r *http.Request, x *exchange) {
-	w.Header().Set("Cache-Control", noStorePrivate)
+func (f *Family) serveAuction(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", string(family.NoStorePrivate))
 	if r.Method != http.MethodPost {
 		// RFC 9110 §15.5.6: a 405 lists the methods the resource supports.
 		w.Header().Set("Allow", http.MethodPost)
-		g.refuseCallback(w, x, http.StatusMethodNotAllowed, reasonAuctionMethod, "405 Method Not Allowed: /auction accepts POST only", nil)
+		f.refuse(w, r, http.StatusMethodNotAllowed, family.AuctionMethod, "405 Method Not Allowed: /auction accepts POST only", nil)
 		return
 	}
 	if !isJSONContentType(r.Header.Get("Content-Type")) {
-		g.refuseCallback(w, x, http.StatusUnsupportedMediaType, reasonAuctionContentType,
+		f.refuse(w, r, http.StatusUnsupportedMediaType, family.AuctionContentType,
 			"415 Unsupported Media Type: the body must be application/json", nil)
 		return
 	}
 	body, status, msg := readAuctionBody(r)
 	if status != 0 {
-		r := reasonAuctionBadBody
+		why := family.AuctionBadBody
 		if status == http.StatusRequestEntityTooLarge {
-			r = reasonAuctionTooLarge
+			why = family.AuctionTooLarge
 		}
-		g.refuseCallback(w, x, status, r, msg, nil)
+		f.refuse(w, r, status, why, msg, nil)
 		return
 	}
 	slots, err := parseAdRequest(body)
 	if err != nil {
-		g.refuseCallback(w, x, http.StatusBadRequest, reasonAuctionBadBody, "400 Bad Request: "+err.Error(), err)
+		f.refuse(w, r, http.StatusBadRequest, family.AuctionBadBody, "400 Bad Request: "+err.Error(), err)
 		return
 	}
-	x.slots = slots
-	bids := map[string]ssat.Bid{}
-	decision := g.decideConsent(x, r)
+	bids, took := f.auctionBids(r, slots)
+	writeJSON(w, openRTBResponse(slots, bids, took.Milliseconds()))
+}
+
+// auctionBids runs the auction for slots unless the auction is off or
+// consent refuses it, and returns the bids and how long it took.
+func (f *Family) auctionBids(r *http.Request, slots []ssat.Slot) (map[string]ssat.Bid, time.Duration) {
+	decision := f.seam.Consent(r)
 	switch {
-	case !g.auctionEnabled:
-		x.ineligible = ineligibleNoAuction
+	case !f.auctionEnabled:
+		f.seam.Ineligible(r, family.IneligibleNoAuction)
 	case !decision.Allowed:
 		// Upstream's /auction consent gate answers no bids and calls no
 		// provider (auction/endpoints.rs, consent_allows_server_side_auction).
-		x.ineligible = ineligibleConsent
+		f.seam.Ineligible(r, family.IneligibleConsent)
 	case len(slots) > 0:
-		x.eligible = true
-		req := g.callbackAuctionRequest(x, r, decision, callbackPageURL(r, x.view))
 		// Its own deadline: upstream's POST /auction waits
 		// auction.timeout_ms, not the page's auction_timeout_ms
 		// (IABTechLab/trusted-server crates/trusted-server-core/src/
 		// auction/endpoints.rs:295).
-		bids = g.runCallbackAuction(r, x, req, g.postAuctionTimeout)
+		return f.seam.Auction(r, family.AuctionCall{Slots: slots, PageURL: callbackPageURL(r, f.seam.View(r)),
+			Consent: decision, Timeout: f.postAuctionTimeout})
 	}
-	writeJSON(w, openRTBResponse(slots, bids, x.auctionTook.Milliseconds()))
+	return map[string]ssat.Bid{}, 0
 }
 
 // readAuctionBody reads at most maxAuctionBody bytes; a non-zero status
@@ -195,46 +202,30 @@ func readAuctionBody(r *http.Request) (body []byte, status int, msg string) {
 	return body, 0, ""
 }
 
-// The OpenRTB 2.x response of POST /auction, as upstream's
-// convert_to_openrtb_response (auction/formats.rs) writes it and tsjs's
-// parseAuctionResponse (core/auction.ts) reads it: one seatbid per
-// winning slot, seatbid omitted when there is none.
-type ortbResponse struct {
-	ID      string        `json:"id"`
-	SeatBid []ortbSeatBid `json:"seatbid,omitempty"`
-	Ext     ortbExt       `json:"ext"`
-}
-
-type ortbSeatBid struct {
-	Seat string    `json:"seat"`
-	Bid  []ortbBid `json:"bid"`
-}
-
-type ortbBid struct {
-	ID    string  `json:"id"`
-	ImpID string  `json:"impid"`
-	Price float64 `json:"price"`
-	AdM   string  `json:"adm"`
-	AdID  string  `json:"adid,omitempty"`
-	CrID  string  `json:"crid,omitempty"`
-	W     int     `json:"w,omitempty"`
-	H     int     `json:"h,omitempty"`
-}
-
-type ortbExt struct {
-	Orchestrator struct {
-		Strategy  string `json:"strategy"`
-		TotalBids int    `json:"total_bids"`
-		TimeMS    int64  `json:"time_ms"`
-	} `json:"orchestrator"`
+// auctionAnswer is the OpenRTB 2.x response of POST /auction, as
+// upstream's convert_to_openrtb_response (auction/formats.rs) writes it
+// and tsjs's parseAuctionResponse (core/auction.ts) reads it: one seatbid
+// per winning slot, seatbid omitted when there is none, and upstream's
+// orchestrator summary in ext. The bid objects are internal/openrtb's, the
+// ones bidders answer with.
+type auctionAnswer struct {
+	openrtb.BidResponse
+	Ext struct {
+		Orchestrator struct {
+			Strategy  string `json:"strategy"`
+			TotalBids int    `json:"total_bids"`
+			TimeMS    int64  `json:"time_ms"`
+		} `json:"orchestrator"`
+	} `json:"ext"`
 }
 
 // openRTBResponse turns the winning bids into the response, in the order
 // of slots. The price is the bid's price bucket (hb_pb) as a number, the
 // figure a page gets for the same bid; a winner without a usable price or
 // creative is left out, as upstream leaves it out.
-func openRTBResponse(slots []ssat.Slot, bids map[string]ssat.Bid, tookMS int64) ortbResponse {
-	resp := ortbResponse{ID: newResponseID()}
+func openRTBResponse(slots []ssat.Slot, bids map[string]ssat.Bid, tookMS int64) auctionAnswer {
+	var resp auctionAnswer
+	resp.ID = newResponseID()
 	resp.Ext.Orchestrator.Strategy = "parallel_only"
 	resp.Ext.Orchestrator.TimeMS = tookMS
 	for _, s := range slots {
@@ -252,8 +243,8 @@ func openRTBResponse(slots []ssat.Slot, bids map[string]ssat.Bid, tookMS int64) 
 		if id == "" {
 			id = b.HbBidder + "-" + s.ID
 		}
-		resp.SeatBid = append(resp.SeatBid, ortbSeatBid{Seat: seat, Bid: []ortbBid{{
-			ID: id, ImpID: s.ID, Price: price, AdM: b.Adm,
+		resp.SeatBid = append(resp.SeatBid, openrtb.SeatBid{Seat: seat, Bid: []openrtb.Bid{{
+			ID: id, ImpID: s.ID, Price: jsonNumber(price), AdM: b.Adm,
 			AdID: b.HbAdid, CrID: b.HbAdid, W: max(b.W, 0), H: max(b.H, 0),
 		}}})
 	}
@@ -261,24 +252,15 @@ func openRTBResponse(slots []ssat.Slot, bids map[string]ssat.Bid, tookMS int64) 
 	return resp
 }
 
+// jsonNumber is f as encoding/json writes a float64, which tsjs reads as
+// a number: the shortest decimal that reads back as f.
+func jsonNumber(f float64) json.Number {
+	b, _ := json.Marshal(f) // f is finite: openRTBResponse checked
+	return json.Number(b)
+}
+
 func newResponseID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// writeJSON sends v as a 200 application/json answer.
-func writeJSON(w http.ResponseWriter, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		// Only maps of strings and numbers are encoded here.
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
 }

@@ -1,31 +1,13 @@
-package proxy
+package tsjs
 
 import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"os"
 
 	"github.com/ssatd/ssatd/internal/compress"
-	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/ssat"
 )
-
-// bundleOf is the bundle pages load: bundle.file when configured, read
-// once here, else the one the caller built in.
-func bundleOf(cfg *config.Config, builtIn []byte) (b []byte, user bool, err error) {
-	if cfg.Bundle.File == "" {
-		return builtIn, false, nil
-	}
-	b, err = os.ReadFile(cfg.Bundle.File)
-	if err != nil {
-		return nil, false, fmt.Errorf("bundle.file: %w", err)
-	}
-	if err := config.CheckBundleSize(int64(len(b))); err != nil {
-		return nil, false, fmt.Errorf("bundle.file: %q %w", cfg.Bundle.File, err)
-	}
-	return b, true, nil
-}
 
 // Upstream's cache policy for the tsjs bundle on Fastly (publisher.rs,
 // serve_tsjs_static; http_util.rs, serve_static_with_etag;
@@ -46,20 +28,20 @@ const (
 // the tag strong although Fastly compresses the body under it; ssatd does
 // the same here, so a cache in front sees what it would see on Fastly.
 // Ranges are not served, as upstream serves none.
-func (g *Guest) serveUserBundle(w http.ResponseWriter, r *http.Request) {
+func (f *Family) serveUserBundle(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	etag := `"sha256-` + g.bundleHash + `"`
+	etag := `"sha256-` + f.bundle.Hash + `"`
 	h.Set("ETag", etag)
 	h.Set("X-Content-Type-Options", "nosniff")
 	compress.AddVary(h, "Accept-Encoding")
-	if r.URL.Query().Get("v") == g.bundleHash {
+	if r.URL.Query().Get("v") == f.bundle.Hash {
 		h.Set("Cache-Control", upstreamBundleImmutable)
 		h.Set("Surrogate-Control", upstreamBundleImmutableEdge)
 	} else {
 		h.Set("Cache-Control", upstreamBundleShort)
 		h.Set("Surrogate-Control", upstreamBundleShortEdge)
 	}
-	if g.canHint {
+	if f.bundle.Hint {
 		h.Set(ssat.HintHeader, "on")
 	}
 	if r.Header.Get("If-None-Match") == etag {
@@ -67,9 +49,9 @@ func (g *Guest) serveUserBundle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.Set("Content-Type", "application/javascript; charset=utf-8")
-	h.Set("Content-Length", fmt.Sprint(len(g.bundle)))
+	h.Set("Content-Length", fmt.Sprint(len(f.bundle.JS)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		_, _ = bytes.NewReader(g.bundle).WriteTo(w)
+		_, _ = bytes.NewReader(f.bundle.JS).WriteTo(w)
 	}
 }

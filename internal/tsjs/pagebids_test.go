@@ -1,7 +1,9 @@
-package proxy
+package tsjs_test
 
 import (
 	"encoding/json"
+	"github.com/ssatd/ssatd/internal/family"
+	"github.com/ssatd/ssatd/internal/tsjs"
 	"net/http"
 	"net/url"
 	"testing"
@@ -67,7 +69,7 @@ func TestPageBidsAnswersSlotsAndBidsForPath(t *testing.T) {
 		{"news/story-2?utm=x#frag", []string{"top", "news"}}, // normalised to /news/story-2
 		{"/about", []string{"top"}},
 	} {
-		resp, b := e.mustGet(t, pageBidsPath+pageBidsPathQuery(tc.path), tsjsPageBids("1")...)
+		resp, b := e.mustGet(t, tsjs.PageBidsPath+pageBidsPathQuery(tc.path), tsjsPageBids("1")...)
 		if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != "no-store, private" ||
 			resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("Link") != "" {
 			t.Fatalf("%s: %d %v %s", tc.path, resp.StatusCode, resp.Header, b)
@@ -106,25 +108,25 @@ func TestPageBidsCrossSiteGate(t *testing.T) {
 		opts   []reqOpt
 		status int
 	}{
-		{"tsjs same-origin", "GET", pageBidsPath, tsjsPageBids("1"), 200},
-		{"legacy client, header only", "GET", pageBidsPath, []reqOpt{header("X-TSJS-Page-Bids", "1")}, 200},
-		{"same-origin without the header", "GET", pageBidsPath, []reqOpt{header("Sec-Fetch-Site", "same-origin")}, 200},
-		{"neither", "GET", pageBidsPath, nil, 403},
-		{"cross-site with the header", "GET", pageBidsPath, []reqOpt{header("X-TSJS-Page-Bids", "1"), header("Sec-Fetch-Site", "cross-site")}, 403},
-		{"same-site", "GET", pageBidsPath, []reqOpt{header("X-TSJS-Page-Bids", "1"), header("Sec-Fetch-Site", "same-site")}, 403},
-		{"none (typed in the address bar)", "GET", pageBidsPath, []reqOpt{header("X-TSJS-Page-Bids", "1"), header("Sec-Fetch-Site", "none")}, 403},
-		{"options", "OPTIONS", pageBidsPath, tsjsPageBids("1"), 403},
-		{"options preflight", "OPTIONS", pageBidsPath, []reqOpt{header("Origin", "https://evil.example"), header("Access-Control-Request-Headers", "x-tsjs-page-bids")}, 403},
-		{"legacy neither", "GET", pageBidsLegacyPath, nil, 403},
-		{"legacy options", "OPTIONS", pageBidsLegacyPath, tsjsPageBids("fallback"), 403},
-		{"legacy tsjs", "GET", pageBidsLegacyPath, tsjsPageBids("fallback"), 200},
-		{"unknown format", "GET", pageBidsPath + "?format=html&path=/", tsjsPageBids("1"), 400},
-		{"empty format", "GET", pageBidsPath + "?format=", tsjsPageBids("1"), 400},
-		{"json format", "GET", pageBidsPath + "?format=json", tsjsPageBids("1"), 200},
+		{"tsjs same-origin", "GET", tsjs.PageBidsPath, tsjsPageBids("1"), 200},
+		{"legacy client, header only", "GET", tsjs.PageBidsPath, []reqOpt{header("X-TSJS-Page-Bids", "1")}, 200},
+		{"same-origin without the header", "GET", tsjs.PageBidsPath, []reqOpt{header("Sec-Fetch-Site", "same-origin")}, 200},
+		{"neither", "GET", tsjs.PageBidsPath, nil, 403},
+		{"cross-site with the header", "GET", tsjs.PageBidsPath, []reqOpt{header("X-TSJS-Page-Bids", "1"), header("Sec-Fetch-Site", "cross-site")}, 403},
+		{"same-site", "GET", tsjs.PageBidsPath, []reqOpt{header("X-TSJS-Page-Bids", "1"), header("Sec-Fetch-Site", "same-site")}, 403},
+		{"none (typed in the address bar)", "GET", tsjs.PageBidsPath, []reqOpt{header("X-TSJS-Page-Bids", "1"), header("Sec-Fetch-Site", "none")}, 403},
+		{"options", "OPTIONS", tsjs.PageBidsPath, tsjsPageBids("1"), 403},
+		{"options preflight", "OPTIONS", tsjs.PageBidsPath, []reqOpt{header("Origin", "https://evil.example"), header("Access-Control-Request-Headers", "x-tsjs-page-bids")}, 403},
+		{"legacy neither", "GET", tsjs.PageBidsLegacyPath, nil, 403},
+		{"legacy options", "OPTIONS", tsjs.PageBidsLegacyPath, tsjsPageBids("fallback"), 403},
+		{"legacy tsjs", "GET", tsjs.PageBidsLegacyPath, tsjsPageBids("fallback"), 200},
+		{"unknown format", "GET", tsjs.PageBidsPath + "?format=html&path=/", tsjsPageBids("1"), 400},
+		{"empty format", "GET", tsjs.PageBidsPath + "?format=", tsjsPageBids("1"), 400},
+		{"json format", "GET", tsjs.PageBidsPath + "?format=json", tsjsPageBids("1"), 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			target := tc.path
-			if target == pageBidsPath || target == pageBidsLegacyPath {
+			if target == tsjs.PageBidsPath || target == tsjs.PageBidsLegacyPath {
 				target += q
 			}
 			req, _ := http.NewRequest(tc.method, e.front.URL+target, nil)
@@ -140,12 +142,12 @@ func TestPageBidsCrossSiteGate(t *testing.T) {
 			if resp.StatusCode != tc.status || resp.Header.Get("Cache-Control") != "no-store, private" {
 				t.Errorf("%d %q, want %d", resp.StatusCode, resp.Header.Get("Cache-Control"), tc.status)
 			}
-			if legacy := tc.path == pageBidsLegacyPath; legacy != (resp.Header.Get("Link") != "") && tc.status != 403 {
+			if legacy := tc.path == tsjs.PageBidsLegacyPath; legacy != (resp.Header.Get("Link") != "") && tc.status != 403 {
 				t.Errorf("Link %q on %s", resp.Header.Get("Link"), tc.path)
 			}
 		})
 	}
-	if n := len(e.logs.FilterField(zap.String("deprecated_alias", pageBidsLegacyPath)).All()); n != 1 {
+	if n := len(e.logs.FilterField(zap.String("deprecated_alias", tsjs.PageBidsLegacyPath)).All()); n != 1 {
 		t.Errorf("%d deprecated-alias log lines, want 1 (refused requests are not counted)", n)
 	}
 }
@@ -161,16 +163,16 @@ func TestPageBidsAdStackGates(t *testing.T) {
 		bids   int
 		reason string
 	}{
-		{"auction disabled", func(c *config.Config) { c.Auction.Enabled = false }, nil, 0, 0, ineligibleNoAuction},
-		{"no consent", func(c *config.Config) { c.Consent.RequireTCFPurpose1 = true }, nil, 0, 0, ineligibleConsent},
+		{"auction disabled", func(c *config.Config) { c.Auction.Enabled = false }, nil, 0, 0, family.IneligibleNoAuction},
+		{"no consent", func(c *config.Config) { c.Consent.RequireTCFPurpose1 = true }, nil, 0, 0, family.IneligibleConsent},
 		{"consent", func(c *config.Config) { c.Consent.RequireTCFPurpose1 = true },
 			[]reqOpt{header("Cookie", "euconsent-v2="+consentPurpose1)}, 1, 1, ""},
-		{"bot", func(*config.Config) {}, []reqOpt{header("User-Agent", "Mozilla/5.0 (compatible; Googlebot/2.1)")}, 1, 0, ineligibleBot},
-		{"prefetch", func(*config.Config) {}, []reqOpt{header("Sec-Purpose", "prefetch")}, 1, 0, ineligiblePrefetch},
+		{"bot", func(*config.Config) {}, []reqOpt{header("User-Agent", "Mozilla/5.0 (compatible; Googlebot/2.1)")}, 1, 0, family.IneligibleBot},
+		{"prefetch", func(*config.Config) {}, []reqOpt{header("Sec-Purpose", "prefetch")}, 1, 0, family.IneligiblePrefetch},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, http.NotFoundHandler(), tc.mutate)
-			resp, b := e.mustGet(t, pageBidsPath+pageBidsPathQuery("/x"), append(tsjsPageBids("1"), tc.opts...)...)
+			resp, b := e.mustGet(t, tsjs.PageBidsPath+pageBidsPathQuery("/x"), append(tsjsPageBids("1"), tc.opts...)...)
 			got := decodePageBids(t, b)
 			if resp.StatusCode != 200 || len(got.Slots) != tc.slots || len(got.Bids) != tc.bids {
 				t.Errorf("%d %s", resp.StatusCode, b)
@@ -188,7 +190,7 @@ func TestPageBidsNotConfigured(t *testing.T) {
 		c.CreativeOpportunities.Slots = nil
 		c.Auction.StaticBids = nil
 	})
-	resp, _ := e.mustGet(t, pageBidsPath+"?path=/", tsjsPageBids("1")...)
+	resp, _ := e.mustGet(t, tsjs.PageBidsPath+"?path=/", tsjsPageBids("1")...)
 	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Cache-Control") != "no-store, private" {
 		t.Errorf("%d %v", resp.StatusCode, resp.Header)
 	}

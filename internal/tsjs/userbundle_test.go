@@ -1,4 +1,4 @@
-package proxy
+package tsjs_test
 
 import (
 	"bytes"

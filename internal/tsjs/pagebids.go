@@ -1,4 +1,4 @@
-package proxy
+package tsjs
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ssatd/ssatd/internal/family"
 	"github.com/ssatd/ssatd/internal/ssat"
 )
 
@@ -32,36 +33,36 @@ type pageBidsAnswer struct {
 // its deprecated alias (docs/behaviour.md, "tsjs callbacks"), in the order
 // of upstream's handle_page_bids: the cross-site gate first, then the
 // alias's deprecation signal, then the configuration, then the format.
-func (g *Guest) servePageBids(w http.ResponseWriter, r *http.Request, x *exchange) {
-	w.Header().Set("Cache-Control", noStorePrivate)
+func (f *Family) servePageBids(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", string(family.NoStorePrivate))
 	if r.Method == http.MethodOptions {
 		// The gate below trusts X-TSJS-Page-Bids because no preflight is
 		// ever granted (publisher.rs, page_bids_preflight_denied).
-		g.refuseCallback(w, x, http.StatusForbidden, reasonPageBidsPreflight, "Forbidden", nil)
+		f.refuse(w, r, http.StatusForbidden, family.PageBidsPreflight, "Forbidden", nil)
 		return
 	}
 	if !pageBidsAllowed(r.Header) {
-		g.refuseCallback(w, x, http.StatusForbidden, reasonPageBidsCrossSite, "Forbidden", nil)
+		f.refuse(w, r, http.StatusForbidden, family.PageBidsCrossSite, "Forbidden", nil)
 		return
 	}
-	if r.URL.Path == pageBidsLegacyPath {
-		g.logDeprecatedAlias(r)
+	if r.URL.Path == PageBidsLegacyPath {
+		f.logDeprecatedAlias(r)
 		w.Header().Set("Link", deprecationLink)
 	}
-	if len(g.slots) == 0 {
-		g.refuseCallback(w, x, http.StatusNotFound, reasonPageBidsNoSlots, "Creative opportunities not configured", nil)
+	if !f.haveSlots {
+		f.refuse(w, r, http.StatusNotFound, family.PageBidsNoSlots, "Creative opportunities not configured", nil)
 		return
 	}
 	q := r.URL.Query()
 	if q.Has("format") && q.Get("format") != "json" {
-		g.refuseCallback(w, x, http.StatusBadRequest, reasonPageBidsFormat, "Unknown format", nil)
+		f.refuse(w, r, http.StatusBadRequest, family.PageBidsFormat, "Unknown format", nil)
 		return
 	}
 	path := "/"
 	if q.Has("path") {
 		path = normalizePageBidsPath(q.Get("path"))
 	}
-	writeJSON(w, g.pageBids(r, x, path))
+	writeJSON(w, f.pageBids(r, path))
 }
 
 // pageBids matches the slots for path and runs the auction for them
@@ -69,16 +70,16 @@ func (g *Guest) servePageBids(w http.ResponseWriter, r *http.Request, x *exchang
 // disabled or consent is missing, no slots are returned either, so the
 // client builds no ad slots; a bot or a prefetch keeps the slots but gets
 // no auction (publisher.rs, handle_page_bids).
-func (g *Guest) pageBids(r *http.Request, x *exchange, path string) pageBidsAnswer {
-	slots := g.matchSlots(path)
-	decision := g.decideConsent(x, r)
+func (f *Family) pageBids(r *http.Request, path string) pageBidsAnswer {
+	slots := f.seam.Slots(path)
+	decision := f.seam.Consent(r)
 	answer := pageBidsAnswer{Slots: []ssat.Slot{}, Bids: map[string]ssat.Bid{}}
 	switch {
-	case !g.auctionEnabled:
-		x.ineligible = ineligibleNoAuction
+	case !f.auctionEnabled:
+		f.seam.Ineligible(r, family.IneligibleNoAuction)
 		return answer
 	case !decision.Allowed:
-		x.ineligible = ineligibleConsent
+		f.seam.Ineligible(r, family.IneligibleConsent)
 		return answer
 	}
 	for _, s := range slots {
@@ -92,19 +93,18 @@ func (g *Guest) pageBids(r *http.Request, x *exchange, path string) pageBidsAnsw
 	}
 	switch {
 	case len(slots) == 0:
-		x.ineligible = ineligibleNoSlot
-	case g.isBot(r.UserAgent()):
-		x.ineligible = ineligibleBot
-	case isPrefetch(r.Header):
-		x.ineligible = ineligiblePrefetch
+		f.seam.Ineligible(r, family.IneligibleNoSlot)
+	case f.seam.IsBot(r.UserAgent()):
+		f.seam.Ineligible(r, family.IneligibleBot)
+	case family.IsPrefetch(r.Header):
+		f.seam.Ineligible(r, family.IneligiblePrefetch)
 	default:
-		x.slots = slots
-		x.eligible = true
-		pageURL := x.view.scheme + "://" + x.view.host + path
+		v := f.seam.View(r)
 		// The page's deadline, as upstream's page-bids handler uses
 		// creative_opportunities.auction_timeout_ms (IABTechLab/
 		// trusted-server crates/trusted-server-core/src/publisher.rs:6433-6435).
-		answer.Bids = g.runCallbackAuction(r, x, g.callbackAuctionRequest(x, r, decision, pageURL), g.auctionTimeout)
+		answer.Bids, _ = f.seam.Auction(r, family.AuctionCall{Slots: slots, PageURL: v.Scheme + "://" + v.Host + path,
+			Consent: decision, Timeout: f.auctionTimeout})
 	}
 	return answer
 }
@@ -138,12 +138,12 @@ func normalizePageBidsPath(raw string) string {
 // logDeprecatedAlias says the legacy alias is still in use, separating a
 // current bundle that fell back (a deployment problem, which lasts) from
 // a bundle older than the rename (which ages out), as upstream does.
-func (g *Guest) logDeprecatedAlias(r *http.Request) {
+func (f *Family) logDeprecatedAlias(r *http.Request) {
 	if r.Header.Get("X-Tsjs-Page-Bids") == pageBidsFallbackMarker {
-		g.log.Warn("page-bids: served the deprecated alias "+pageBidsLegacyPath+" to a current tsjs bundle that could not use "+
-			pageBidsPath+"; check what in front of ssatd answers "+pageBidsPath, zap.String("deprecated_alias", pageBidsLegacyPath))
+		f.seam.Logger().Warn("page-bids: served the deprecated alias "+PageBidsLegacyPath+" to a current tsjs bundle that could not use "+
+			PageBidsPath+"; check what in front of ssatd answers "+PageBidsPath, zap.String("deprecated_alias", PageBidsLegacyPath))
 		return
 	}
-	g.log.Info("page-bids: served the deprecated alias "+pageBidsLegacyPath+" (a tsjs bundle older than the rename)",
-		zap.String("deprecated_alias", pageBidsLegacyPath))
+	f.seam.Logger().Info("page-bids: served the deprecated alias "+PageBidsLegacyPath+" (a tsjs bundle older than the rename)",
+		zap.String("deprecated_alias", PageBidsLegacyPath))
 }

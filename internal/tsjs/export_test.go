@@ -1,0 +1,4 @@
+package tsjs
+
+// MaxAuctionBody is maxAuctionBody, for the external tests.
+const MaxAuctionBody = maxAuctionBody
