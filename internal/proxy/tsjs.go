@@ -1,15 +1,14 @@
 package proxy
 
 import (
-	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/ssatd/ssatd/internal/auction"
 	"github.com/ssatd/ssatd/internal/compress"
 	privacy "github.com/ssatd/ssatd/internal/consent"
+	"github.com/ssatd/ssatd/internal/hostport"
 	"github.com/ssatd/ssatd/internal/ssat"
 )
 
@@ -117,11 +116,5 @@ func callbackPageURL(r *http.Request, v clientView) string {
 
 // sameHostName compares two host[:port] values by host name only.
 func sameHostName(a, b string) bool {
-	if h, _, err := net.SplitHostPort(a); err == nil {
-		a = h
-	}
-	if h, _, err := net.SplitHostPort(b); err == nil {
-		b = h
-	}
-	return a != "" && strings.EqualFold(strings.TrimSuffix(a, "."), strings.TrimSuffix(b, "."))
+	return hostport.SameName(a, b)
 }

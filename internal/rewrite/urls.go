@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"strings"
+
+	"github.com/ssatd/ssatd/internal/hostport"
 )
 
 // attrKind says which of the "URL rewriting" (docs/behaviour.md) rules apply to an attribute.
@@ -82,7 +84,10 @@ type hostRewriter struct {
 
 // reset prepares the host rules for one page, reusing the buffers.
 func (h *hostRewriter) reset(originHost, requestHost, scheme string) {
-	h.name, h.port = splitOriginHost(asciiLower(originHost))
+	// config.Validate drops a default port from OriginHost: a port of 80
+	// or 443 is not known to be the default of the origin's scheme here,
+	// so a bare host means "the scheme's default" (portOK).
+	h.name, h.port = hostport.Split(asciiLower(originHost))
 	h.hostB = append(h.hostB[:0], h.name...)
 	h.repl = append(append(append(h.repl[:0], scheme...), "://"...), requestHost...)
 	h.relAt, h.bareAt = len(scheme)+1, len(scheme)+3
@@ -99,17 +104,6 @@ func (h *hostRewriter) reset(originHost, requestHost, scheme string) {
 			h.plainName = false
 		}
 	}
-}
-
-// splitOriginHost splits host[:port]. A port of 80 or 443 is not known to be
-// the default of the origin's scheme here, so config.Validate drops default
-// ports from OriginHost; a bare "host" then means "the scheme's default".
-func splitOriginHost(h string) (name, port string) {
-	i := strings.LastIndexByte(h, ':')
-	if i < 0 || strings.IndexByte(h[i:], ']') >= 0 {
-		return h, ""
-	}
-	return h[:i], h[i+1:]
 }
 
 // endsWithFold reports whether s ends with the lower-case ASCII suffix in
