@@ -170,21 +170,24 @@ func (h *hostRewriter) holdFrom(v []byte, start int) int {
 }
 
 // mayBeginRef reports whether t is, in any letter case, a proper prefix
-// of a form of the text rules followed by the host name: "http:" or
-// "https:" and up to maxSlashRun slashes, or slashes alone, and then the
-// name (after two slashes at least), or the name alone.
+// of a form of the text rules followed by the host name: a scheme
+// (refSchemes), its ':' and up to maxSlashRun slashes, or slashes alone,
+// and then the name (after two slashes at least), or the name alone.
 func (h *hostRewriter) mayBeginRef(t []byte) bool {
 	if prefixOfName(t, h.hostB) {
 		return true
 	}
 	rest, slashes := t, -1 // -1: no scheme
-	for _, sch := range [...]string{"https:", "http:"} {
-		n := min(len(t), len(sch))
-		if prefixFold(t[:n], sch) {
-			if n < len(sch) {
-				return true // inside the scheme
-			}
-			rest, slashes = t[n:], maxSlashRun
+	for _, sch := range refSchemes {
+		n := min(len(t), len(sch.name))
+		if !prefixFold(t[:n], sch.name) {
+			continue
+		}
+		if n == len(t) {
+			return true // inside the scheme, or right after it
+		}
+		if n == len(sch.name) && t[n] == ':' {
+			rest, slashes = t[n+1:], maxSlashRun
 			break
 		}
 	}
