@@ -185,12 +185,14 @@ func (h *hostRewriter) portOK(p []byte, f urlForm) bool {
 }
 
 // endsRef reports whether c, right after a host and its port, ends the
-// reference. In a URL attribute it must end the authority: a host followed
-// by more host characters ("origin.example.evil.com") or a port (a
-// different origin) is not the origin host, and ',' ends a candidate of
-// srcset. In text anything that cannot continue a host name does (a
-// quote, ')', '<', '\\', '/', white space...), but inside a page not a
-// NUL (see nulBefore).
+// reference. In a URL attribute it must end the authority, as the WHATWG
+// URL parser's host and port states end it for a special URL ('/', '\\',
+// '?', '#'), or end a candidate of srcset (white space, ','; WHATWG HTML
+// "parse a srcset attribute"): a host followed by more host characters
+// ("origin.example.evil.com") or by anything else the parser would read
+// as part of the host is not the origin host. In text anything that
+// cannot continue a host name does (a quote, ')', '<', '\\', '/', white
+// space...), but inside a page not a NUL (see nulBefore).
 func endsRef(c byte, kind attrKind) bool {
 	if !isTextKind(kind) {
 		switch c {
