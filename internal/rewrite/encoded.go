@@ -6,9 +6,11 @@ package rewrite
 // parameter (u=https%3A%2F%2Forigin.example%2Fa), percent-encoded twice
 // (%252F), or written with JavaScript escapes inside a string literal
 // ("https:\u002F\u002Forigin.example"). They follow the text rules of
-// text.go after it, on its output: a host name ends where a host name
-// cannot go on, a port must be the origin's (or its scheme's default
-// written out), and a scheme, when there is one, becomes request_scheme.
+// text.go after it, on its output, and are decided by the same matcher
+// (refmatch.go) with the escape as its parameter: a host name ends where
+// a host name cannot go on, a port must be the origin's (or its scheme's
+// default written out), and a scheme, when there is one, becomes
+// request_scheme.
 // Only the host (and the scheme) change; the page's spelling of the
 // separators is kept, and the request host is written in the same escape.
 
@@ -93,6 +95,17 @@ func endsWithEsc(t []byte, s string) bool {
 	return len(t) >= len(s) && prefixFold(t[len(t)-len(s):], s)
 }
 
+// matchEscaped is matchRef for the escaped forms: in the escape k whose
+// slash comes right before the name (escapingAt), by kindContent's rules
+// (refScan).
+func (h *hostRewriter) matchEscaped(v []byte, last, at int, final bool) (m refMatch, k int, ok, more bool) {
+	if k = escapingAt(v, last, at); k < 0 {
+		return m, k, false, false
+	}
+	m, ok, more = h.matchRef(v, last, at, refScan{kind: kindContent, esc: &escapings[k], final: final})
+	return m, k, ok, more
+}
+
 // encRun applies the escaped forms to v, which continues a text whose
 // bytes from skip on hold no host decided yet, writing the result to sink.
 // Unless final, it keeps back a tail that more text may make part of a
@@ -108,12 +121,7 @@ func (h *hostRewriter) encRun(sink textSink, v []byte, skip int, final bool) (co
 				i = max(i, len(v)-len(h.hostB)+1)
 				break
 			}
-			k := escapingAt(v, last, at)
-			var m refMatch
-			ok, more := false, false
-			if k >= 0 {
-				m, ok, more = h.matchRef(v, last, at, refScan{kind: kindContent, esc: &escapings[k], final: final})
-			}
+			m, k, ok, more := h.matchEscaped(v, last, at, final)
 			if more {
 				pending, i = at, at
 				break
