@@ -24,8 +24,8 @@ type escaping struct {
 	colon string
 	// run is the most slashes after a scheme that sepForm reads: the
 	// escaped forms are matched as share links and string literals write
-	// them, two slashes exactly; a third one is read as the start of a
-	// protocol-relative form, whose scheme stays as written.
+	// them, with two slashes exactly; after three, the last two are read
+	// as a protocol-relative form, and the scheme stays as written.
 	run int
 	// hostColon, lb and rb are ':', '[' and ']' of the request host as
 	// this escape writes them (encRules).
