@@ -1,6 +1,8 @@
 // Package hostport splits and compares the host[:port] of a Host header,
-// a URL's authority or a configured host: the one place config, proxy and
-// rewrite take a port off a host and decide when two host names are one.
+// a URL's authority or a configured host: the one place config, proxy,
+// rewrite, the HTTPS redirect (server) and ssatd verify take a port off a
+// host and decide when two host names are one. Listen addresses are
+// net.Listen's and stay with net.SplitHostPort.
 //
 // The components are RFC 3986 §3.2.2's host, IPv6 brackets and all, and
 // §3.2.3's port. A port that is present but empty ("host:") is no port:
