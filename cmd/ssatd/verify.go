@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/hostport"
 	"github.com/ssatd/ssatd/internal/pageparse"
 )
 
@@ -305,21 +306,22 @@ func (v *verifier) links(path string, f verifyFetch) verdict {
 }
 
 // authority is host[:port] as one spelling: lower case, the port written
-// out (the scheme's default when absent), so that http://H/ and
-// http://H:80/ name the same server. A scheme other than http(s) keeps
-// the host as written.
-func authority(hostport, scheme string) string {
-	hostport = strings.ToLower(hostport)
-	if _, _, err := net.SplitHostPort(hostport); err == nil {
-		return hostport
+// out (the scheme's default when absent or empty, RFC 3986 §6.2.3), so
+// that http://H/, http://H:/ and http://H:80/ name the same server. A
+// scheme other than http(s) keeps the host as written.
+func authority(hp, scheme string) string {
+	hp = strings.ToLower(hp)
+	h, port := hostport.Split(hp)
+	if port != "" {
+		return hp
 	}
 	switch strings.ToLower(scheme) {
 	case "http":
-		return net.JoinHostPort(strings.Trim(hostport, "[]"), "80")
+		return net.JoinHostPort(hostport.Bare(h), "80")
 	case "https":
-		return net.JoinHostPort(strings.Trim(hostport, "[]"), "443")
+		return net.JoinHostPort(hostport.Bare(h), "443")
 	}
-	return hostport
+	return hp
 }
 
 // originAuthorities reads -origin: host[:port], or a URL whose host is
@@ -332,7 +334,7 @@ func originAuthorities(flag string) []string {
 	if u, err := url.Parse(flag); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
 		return []string{authority(u.Host, u.Scheme)}
 	}
-	if _, _, err := net.SplitHostPort(flag); err == nil {
+	if _, port := hostport.Split(flag); port != "" {
 		return []string{strings.ToLower(flag)}
 	}
 	return []string{authority(flag, "http"), authority(flag, "https")}

@@ -261,3 +261,23 @@ func TestVerifyLinksRule(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyLinksSeesOriginWithEmptyPort: a link to the origin written with
+// an empty port ("http://origin.example:/x", the scheme's default port by
+// RFC 3986 §6.2.3 and the WHATWG port state) names the origin. authority
+// kept "origin.example:" as it was, which matched no spelling of -origin,
+// so such a link passed the check.
+func TestVerifyLinksSeesOriginWithEmptyPort(t *testing.T) {
+	base, _ := url.Parse("http://pub.example:8080")
+	body := []byte(`<html><body><a href="http://pub.example:8080/a">x</a><a href="http://origin.example:/x">y</a></body></html>`)
+	v := &verifier{base: base, origin: "origin.example", origins: originAuthorities("origin.example")}
+	got := v.links("/", verifyFetch{resp: &http.Response{StatusCode: http.StatusOK}, body: body})
+	if got.ok {
+		t.Errorf("a link to http://origin.example:/x passed: %s", got.evidence)
+	}
+	for in, want := range map[string]string{"Origin.example:": "origin.example:80", "[::1]:": "[::1]:80", "origin.example:8080": "origin.example:8080"} {
+		if got := authority(in, "http"); got != want {
+			t.Errorf("authority(%q, http) = %q, want %q", in, got, want)
+		}
+	}
+}

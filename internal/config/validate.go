@@ -14,6 +14,7 @@ import (
 
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/glob"
+	"github.com/ssatd/ssatd/internal/hostport"
 )
 
 type problems []error
@@ -261,10 +262,11 @@ func checkHostPort(s string) error {
 		return nil
 	}
 	if strings.Contains(s, ":") {
-		h, port, err := net.SplitHostPort(s)
-		if err != nil {
+		h, port := hostport.Split(s)
+		if !cleanSplit(s, h, port) {
 			return fmt.Errorf("%s, got %q", want, s)
 		}
+		h = hostport.Bare(h)
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 			return fmt.Errorf("%s, got %q (port must be 1-65535)", want, s)
 		}
@@ -283,6 +285,22 @@ func checkHostPort(s string) error {
 		return fmt.Errorf("%s, got %q (invalid host name)", want, s)
 	}
 	return nil
+}
+
+// cleanSplit reports whether hostport.Split took a port off s, giving
+// host and port, where net.SplitHostPort would: brackets only around a
+// whole host, and no other bracket.
+func cleanSplit(s, host, port string) bool {
+	if len(host) == len(s) {
+		return false // no port's colon: two outside brackets, or one inside
+	}
+	if strings.HasPrefix(host, "[") {
+		if !strings.HasSuffix(host, "]") {
+			return false
+		}
+		host = host[1 : len(host)-1]
+	}
+	return !strings.ContainsAny(host, "[]") && !strings.ContainsAny(port, "[]")
 }
 
 func validHostname(h string) bool {

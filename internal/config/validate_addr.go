@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+
+	"github.com/ssatd/ssatd/internal/hostport"
 )
 
 // validateAddresses checks how the configured addresses relate to each
@@ -85,7 +87,7 @@ type hostSpec struct {
 }
 
 func parseHost(h string) hostSpec {
-	h = strings.TrimSuffix(strings.ToLower(h), ".")
+	h = hostport.Fold(h)
 	if h == "" {
 		return hostSpec{kind: hostUnspecified}
 	}

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/ssatd/ssatd/internal/auction"
 	"github.com/ssatd/ssatd/internal/config"
 	privacy "github.com/ssatd/ssatd/internal/consent"
+	"github.com/ssatd/ssatd/internal/hostport"
 	"github.com/ssatd/ssatd/internal/ssat"
 )
 
@@ -52,15 +52,11 @@ func providerFromConfig(cfg *config.Config, log *zap.Logger, stats *auction.Stat
 // page, the browser's User-Agent and language, its address and its consent
 // decision. No cookie or other header is passed on.
 func (g *Guest) auctionRequest(x *exchange, r *http.Request, d privacy.Decision) auction.Request {
-	host := x.view.host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
 	return auction.Request{
 		Path:      r.URL.Path,
 		Slots:     x.slots,
 		PageURL:   x.view.scheme + "://" + x.view.host + g.publisherRequestURI(r.URL),
-		Domain:    strings.Trim(host, "[]"),
+		Domain:    hostport.Name(x.view.host),
 		Secure:    x.view.scheme == "https",
 		UserAgent: r.UserAgent(),
 		IP:        x.view.ip,

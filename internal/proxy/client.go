@@ -1,12 +1,12 @@
 package proxy
 
 import (
-	"net"
 	"net/http"
 	"net/netip"
 	"strings"
 
 	"github.com/ssatd/ssatd/internal/forwarded"
+	"github.com/ssatd/ssatd/internal/hostport"
 	"github.com/ssatd/ssatd/internal/openrtb"
 )
 
@@ -43,7 +43,7 @@ type hostPolicy struct {
 // follow an allowed name too.
 func newHostPolicy(domain string, allowed []string, trusted []netip.Prefix, listen string) hostPolicy {
 	hp := hostPolicy{domain: strings.ToLower(domain), trusted: trusted, ports: map[string]bool{}}
-	if _, port, err := net.SplitHostPort(listen); err == nil && validPort(port) {
+	if _, port := hostport.Split(listen); validPort(port) {
 		hp.ports[port] = true
 	}
 	hp.allowed = append(hp.allowed, hp.domain)
@@ -120,12 +120,11 @@ func (hp *hostPolicy) pick(host string) string {
 	return hp.domain
 }
 
-// splitHost splits a validated host[:port]; port is "" when absent.
+// splitHost splits a validated host[:port] into the bare host and the
+// port, "" when absent.
 func splitHost(host string) (name, port string) {
-	if h, p, err := net.SplitHostPort(host); err == nil {
-		return h, p
-	}
-	return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), ""
+	h, port := hostport.Split(host)
+	return hostport.Bare(h), port
 }
 
 // validHost reports whether s is a host as RFC 9110 §7.2 and RFC 3986
@@ -136,30 +135,16 @@ func validHost(s string) bool {
 	if s == "" || len(s) > 261 {
 		return false
 	}
-	name, port := s, ""
-	if strings.HasPrefix(s, "[") {
-		end := strings.IndexByte(s, ']')
-		if end < 0 {
-			return false
-		}
-		a, err := netip.ParseAddr(s[1:end])
-		if err != nil || !a.Is6() || a.Zone() != "" {
-			return false
-		}
-		rest := s[end+1:]
-		if rest == "" {
-			return true
-		}
-		if rest[0] != ':' {
-			return false
-		}
-		return validPort(rest[1:])
+	name, port := hostport.Split(s)
+	if len(name) < len(s) && !validPort(port) {
+		return false // a ':' with no valid port after it
 	}
-	if i := strings.LastIndexByte(s, ':'); i >= 0 {
-		name, port = s[:i], s[i+1:]
-		if !validPort(port) {
+	if strings.HasPrefix(name, "[") {
+		if !strings.HasSuffix(name, "]") {
 			return false
 		}
+		a, err := netip.ParseAddr(name[1 : len(name)-1])
+		return err == nil && a.Is6() && a.Zone() == ""
 	}
 	return validDNSName(name)
 }

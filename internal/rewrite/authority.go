@@ -22,32 +22,6 @@ const maxSlashRun = 4
 
 func isSlash(c byte) bool { return c == '/' || c == '\\' }
 
-// sepForm finds the separators before v[sep:], that is before a host or a
-// userinfo, looking no further back than lo: a scheme (http or https in
-// any letter case), its ':' and two to maxSlashRun slashes, or two or more
-// slashes alone. The reference from then on starts at from; v[keep:sep]
-// is written as it is (the ':' and the slashes), after request_scheme when
-// the form has a scheme.
-func sepForm(v []byte, lo, sep int) (f urlForm, from, keep int, ok bool) {
-	r := 0
-	for r < maxSlashRun && sep-r > lo && isSlash(v[sep-r-1]) {
-		r++
-	}
-	if r < 2 {
-		return 0, 0, 0, false
-	}
-	keep = sep - r
-	if c := keep - 1; c >= lo && v[c] == ':' {
-		switch {
-		case endsWithFold(v[lo:c], "https"):
-			return formHTTPS, c - len("https"), c, true
-		case endsWithFold(v[lo:c], "http"):
-			return formHTTP, c - len("http"), c, true
-		}
-	}
-	return formRelative, keep, keep, true
-}
-
 // userinfoStart is where the userinfo ends by the '@' at v[at-1] begins:
 // the authority runs back to the byte after a slash, '?' or '#' (the last
 // '@' of an authority ends its userinfo, so the ones before it are part of

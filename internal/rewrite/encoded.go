@@ -6,37 +6,25 @@ package rewrite
 // parameter (u=https%3A%2F%2Forigin.example%2Fa), percent-encoded twice
 // (%252F), or written with JavaScript escapes inside a string literal
 // ("https:\u002F\u002Forigin.example"). They follow the text rules of
-// text.go after it, on its output: a host name ends where a host name
-// cannot go on, a port must be the origin's (or its scheme's default
-// written out), and a scheme, when there is one, becomes request_scheme.
+// text.go after it, on its output, and are decided by the same matcher
+// (refmatch.go) with the escape as its parameter: a host name ends where
+// a host name cannot go on, a port must be the origin's (or its scheme's
+// default written out), and a scheme, when there is one, becomes
+// request_scheme.
 // Only the host (and the scheme) change; the page's spelling of the
 // separators is kept, and the request host is written in the same escape.
 
 import "bytes"
-
-// encFamily is one escaped spelling of the "//" before a host.
-type encFamily struct {
-	sep    string   // the two slashes, lower case
-	colons []string // spellings of the ':' after a scheme, lower case
-	colon  string   // the ':' of the request host's port, in this escape
-	lb, rb string   // '[' and ']' of an IPv6 request host
-}
-
-var encFamilies = [...]encFamily{
-	{sep: "%2f%2f", colons: []string{"%3a", ":"}, colon: "%3A", lb: "%5B", rb: "%5D"},
-	{sep: "%252f%252f", colons: []string{"%253a", ":"}, colon: "%253A", lb: "%255B", rb: "%255D"},
-	{sep: `\u002f\u002f`, colons: []string{`\u003a`, ":"}, colon: ":", lb: "[", rb: "]"},
-}
 
 // encMaxPrefix is the longest scheme and separator before a host:
 // "https\u003a\u002f\u002f".
 const encMaxPrefix = len(`https\u003a\u002f\u002f`)
 
 // encRules are the escaped forms for one origin: the request host in each
-// family's escape.
+// escape, by its index in escapings.
 type encRules struct {
 	on   bool
-	host [len(encFamilies)][]byte
+	host [len(escapings)][]byte
 }
 
 func (e *encRules) reset(on bool, name, requestHost string) {
@@ -45,12 +33,13 @@ func (e *encRules) reset(on bool, name, requestHost string) {
 		e.on = false
 		return
 	}
-	for k, f := range encFamilies {
+	for k := escPlain + 1; k < len(escapings); k++ {
+		f := &escapings[k]
 		b := e.host[k][:0]
 		for i := 0; i < len(requestHost); i++ {
 			switch c := requestHost[i]; c {
 			case ':':
-				b = append(b, f.colon...)
+				b = append(b, f.hostColon...)
 			case '[':
 				b = append(b, f.lb...)
 			case ']':
@@ -63,125 +52,14 @@ func (e *encRules) reset(on bool, name, requestHost string) {
 	}
 }
 
-// encMatch is one escaped reference: v[from:to] is replaced by scheme
-// (when set), v[keep:at] as written, and the escaped request host.
-type encMatch struct {
-	from, keep, at, to int
-	family             int
-	scheme             bool
-	ok, more           bool
-}
-
-// matchEncoded decides the origin name found at at in v, whose bytes from
-// last on are not written yet. more reports that v ends before it can
-// tell; it is never set when final.
-func (h *hostRewriter) matchEncoded(v []byte, last, at int, final bool) (m encMatch) {
-	if at == 0 || lower(v[at-1]) != 'f' {
-		return m // every separator ends with "2f"
-	}
-	prefix := v[last:at]
-	m.family = -1
-	for k, f := range encFamilies {
-		if endsWithEsc(prefix, f.sep) {
-			m.family = k
-			break
-		}
-	}
-	if m.family < 0 {
-		return m
-	}
-	f := &encFamilies[m.family]
-	m.from, m.keep, m.at = at-len(f.sep), at-len(f.sep), at
-	form := formRelative
-	for _, c := range f.colons {
-		before := v[last:m.from]
-		if !endsWithEsc(before, c) {
-			continue
-		}
-		before = before[:len(before)-len(c)]
-		switch {
-		case endsWithFold(before, "https"):
-			m.from, m.keep, form = m.from-len(c)-len("https"), m.from-len(c), formHTTPS
-		case endsWithFold(before, "http"):
-			m.from, m.keep, form = m.from-len(c)-len("http"), m.from-len(c), formHTTP
-		default:
-			continue
-		}
-		m.scheme = true
-		break
-	}
-	to := at + len(h.hostB)
-	if to == len(v) && !final {
-		return encMatch{more: true} // a port may follow, or a host character
-	}
-	isColon, n := encPortColon(v[to:], f)
-	if n > 0 && !isColon {
-		if !final {
-			return encMatch{more: true}
-		}
-		n = 0 // the page ends in part of an escaped ':'
-	}
-	if isColon {
-		p := to + n
-		for p < len(v) && p-to-n < maxPortDigits && v[p] >= '0' && v[p] <= '9' {
-			p++
-		}
-		if p == len(v) && !final {
-			return encMatch{more: true}
-		}
-		if p-to-n == maxPortDigits || !h.portOK(v[to+n:p], form) {
-			return encMatch{}
-		}
-		to = p
-	} else if h.port != "" {
-		return encMatch{}
-	}
-	if to == len(v) {
-		if !final {
-			return encMatch{more: true}
-		}
-	} else if !endsText(v[to]) || v[to] == 0 {
-		return encMatch{} // a NUL right after: see nulBefore
-	}
-	if !m.scheme && nulBefore(v, m.from, nulWindow) {
-		return encMatch{}
-	}
-	m.to, m.ok = to, true
-	return m
-}
-
-// encPortColon reports whether t starts with the ':' before a port, as ':'
-// or in family f's escape, and its length. A t that ends inside the escape
-// gives (false, len(t)): more text decides.
-func encPortColon(t []byte, f *encFamily) (isColon bool, n int) {
-	if len(t) > 0 && t[0] == ':' {
-		return true, 1
-	}
-	c := f.colons[0]
-	switch {
-	case len(t) >= len(c):
-		return prefixFold(t[:len(c)], c), len(c) * b2i(prefixFold(t[:len(c)], c))
-	case len(t) > 0 && prefixFold(t, c):
-		return false, len(t)
-	}
-	return false, 0
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // prefixOfPattern reports whether t is, in any letter case, a proper
-// prefix of scheme, colon, sep and name one after the other (all lower
-// case).
-func prefixOfPattern(t []byte, scheme, colon, sep string, name []byte) bool {
-	if len(t) >= len(scheme)+len(colon)+len(sep)+len(name) {
+// prefix of scheme, colon, two slashes and name one after the other (all
+// lower case).
+func prefixOfPattern(t []byte, scheme, colon, slash string, name []byte) bool {
+	if len(t) >= len(scheme)+len(colon)+2*len(slash)+len(name) {
 		return false
 	}
-	for _, part := range [...]string{scheme, colon, sep} {
+	for _, part := range [...]string{scheme, colon, slash, slash} {
 		n := min(len(t), len(part))
 		if !prefixFold(t[:n], part) {
 			return false
@@ -217,6 +95,17 @@ func endsWithEsc(t []byte, s string) bool {
 	return len(t) >= len(s) && prefixFold(t[len(t)-len(s):], s)
 }
 
+// matchEscaped is matchRef for the escaped forms: in the escape k whose
+// slash comes right before the name (escapingAt), by kindContent's rules
+// (refScan).
+func (h *hostRewriter) matchEscaped(v []byte, last, at int, final bool) (m refMatch, k int, ok, more bool) {
+	if k = escapingAt(v, last, at); k < 0 {
+		return m, k, false, false
+	}
+	m, ok, more = h.matchRef(v, last, at, refScan{kind: kindContent, esc: &escapings[k], final: final})
+	return m, k, ok, more
+}
+
 // encRun applies the escaped forms to v, which continues a text whose
 // bytes from skip on hold no host decided yet, writing the result to sink.
 // Unless final, it keeps back a tail that more text may make part of a
@@ -232,21 +121,21 @@ func (h *hostRewriter) encRun(sink textSink, v []byte, skip int, final bool) (co
 				i = max(i, len(v)-len(h.hostB)+1)
 				break
 			}
-			m := h.matchEncoded(v, last, at, final)
-			if m.more {
+			m, k, ok, more := h.matchEscaped(v, last, at, final)
+			if more {
 				pending, i = at, at
 				break
 			}
 			i = at + 1
-			if !m.ok {
+			if !ok {
 				continue
 			}
 			sink.write(v[last:m.from])
 			if m.scheme {
 				sink.write(h.repl[:h.relAt-1])
 			}
-			sink.write(v[m.keep:m.at])
-			sink.write(h.enc.host[m.family])
+			sink.write(v[m.keep:m.sep])
+			sink.write(h.enc.host[k])
 			last, i = m.to, m.to
 			changed++
 		}
@@ -284,18 +173,30 @@ func (h *hostRewriter) encHoldFrom(v []byte, start int) int {
 		case c == 'h' && lower(v[k+1]) != 't', c == '%' && v[k+1] != '2' && v[k+1] != '3', c == '\\' && v[k+1] != 'u':
 			continue
 		}
-		for _, f := range encFamilies {
-			if prefixOfPattern(v[k:], "", "", f.sep, h.hostB) {
+		for e := escPlain + 1; e < len(escapings); e++ {
+			if h.mayBeginEscaped(v[k:], &escapings[e]) {
 				return k
-			}
-			for _, c := range f.colons {
-				if prefixOfPattern(v[k:], "https", c, f.sep, h.hostB) || prefixOfPattern(v[k:], "http", c, f.sep, h.hostB) {
-					return k
-				}
 			}
 		}
 	}
 	return len(v)
+}
+
+// mayBeginEscaped reports whether t is, in any letter case, a proper
+// prefix of a reference in the escape e: its two slashes and the name,
+// after a scheme (refSchemes) and its ':' or not.
+func (h *hostRewriter) mayBeginEscaped(t []byte, e *escaping) bool {
+	if prefixOfPattern(t, "", "", e.slash, h.hostB) {
+		return true
+	}
+	for _, c := range [...]string{e.colon, ":"} {
+		for _, s := range refSchemes {
+			if prefixOfPattern(t, s.name, c, e.slash, h.hostB) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // encMay reports whether the escaped forms may change v or, unless final,

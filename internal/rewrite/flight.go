@@ -444,7 +444,7 @@ func (rw *rewriter) flightTail(p []byte) int {
 		if !nameFoldAt(p[k:], h.hostB) || !allHostBytes(p[k+len(h.hostB):]) {
 			continue
 		}
-		if _, from, _, ok := sepForm(p, 0, k); ok {
+		if _, from, _, ok := sepForm(p, 0, k, &escapings[escPlain]); ok {
 			tail = min(tail, from)
 		}
 		break

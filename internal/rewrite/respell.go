@@ -50,11 +50,11 @@ func (h *hostRewriter) rewriteSpellings(dst, v []byte) ([]byte, bool) {
 		if he-at == len(h.hostB) && equalFoldLower(v[at:he], h.hostB) || !h.hostIs(v[at:he]) {
 			continue // the name as written was decided by rewriteNames
 		}
-		f, from, keep, ok := sepForm(v, last, sep)
+		f, from, keep, ok := sepForm(v, last, sep, &escapings[escPlain])
 		if !ok {
 			continue
 		}
-		to, ok := h.portEnd(v, he, f)
+		to, ok, _ := h.refEnd(v, he, f, refScan{kind: kindURL, esc: &escapings[escPlain], final: true})
 		if !ok {
 			continue
 		}

@@ -41,10 +41,6 @@ const (
 	// "https\u003a". Every tail kept for a reference not decided yet
 	// holds them.
 	nulWindow = len(`https\u003a`)
-	// maxPortDigits: a port written with this many digits is no port of
-	// the rules (portOK compares with at most five), so the decision never
-	// needs more of the text.
-	maxPortDigits = 6
 )
 
 func isTextKind(k attrKind) bool { return k >= kindContent }
@@ -52,75 +48,6 @@ func isTextKind(k attrKind) bool { return k >= kindContent }
 // textLookahead is how many bytes after a host's first byte decide it: the
 // name, ':', the port digits and the byte after them.
 func (h *hostRewriter) textLookahead() int { return len(h.hostB) + 1 + maxPortDigits + 1 }
-
-// bareAllowed reports whether a bare host after the byte b (0 at the start
-// of a text) may be rewritten. After a host character or ':' it is part of
-// a longer name or an authority ("cdn.origin.example", "a:origin.example");
-// after '@' it is a mail address's domain, not a URL.
-func bareAllowed(b byte, kind attrKind) bool {
-	switch kind {
-	case kindCSS:
-		return !isHostChar(b) && b != ':' && b != '@'
-	case kindScript:
-		return b == '"' || b == '\'' || b == '`'
-	}
-	return false
-}
-
-// endsText reports whether c ends a host in text: anything that cannot
-// continue a host name (a quote, ')', '<', '\\', '/', white space...).
-func endsText(c byte) bool { return !isHostChar(c) && c != ':' }
-
-// matchText is match for the text kinds: the forms of sepForm, without a
-// userinfo, or a bare host where bareAllowed. prev is the byte before
-// v[0] (0 at the start of a text). more reports that v ends before the
-// match can be decided; it is never set when final.
-func (h *hostRewriter) matchText(v []byte, last, at int, kind attrKind, prev byte, final bool) (m refMatch, ok, more bool) {
-	f, from, keep, found := sepForm(v, last, at)
-	if !found {
-		b := prev
-		if at > 0 {
-			b = v[at-1]
-		}
-		if !bareAllowed(b, kind) {
-			return m, false, false
-		}
-		f, from, keep = formBare, at, at
-	}
-	if kind == kindContent && f == formRelative && nulBefore(v, from, nulWindow) {
-		return m, false, false
-	}
-	m = refMatch{from: from, keep: keep, sep: at, scheme: f == formHTTPS || f == formHTTP}
-	to := at + len(h.hostB)
-	if to < len(v) && v[to] == ':' {
-		p := to + 1
-		for p < len(v) && p-to-1 < maxPortDigits && v[p] >= '0' && v[p] <= '9' {
-			p++
-		}
-		if p == len(v) && !final {
-			return m, false, true
-		}
-		if p-to-1 == maxPortDigits || !h.portOK(v[to+1:p], f) {
-			return m, false, false
-		}
-		to = p
-	} else if to == len(v) && !final {
-		return m, false, true
-	} else if h.port != "" {
-		return m, false, false
-	}
-	m.to = to
-	if to == len(v) {
-		if !final {
-			return m, false, true
-		}
-		return m, true, false
-	}
-	if kind == kindContent && v[to] == 0 {
-		return m, false, false // see nulBefore
-	}
-	return m, endsText(v[to]), false
-}
 
 // writeMatch writes the replacement of m to sink.
 func (h *hostRewriter) writeMatch(sink textSink, v []byte, m refMatch) {
@@ -182,7 +109,7 @@ func (h *hostRewriter) textRunWith(find *hostFinder, sink textSink, v []byte, ki
 			i = max(i, len(v)-len(h.hostB)+1)
 			break
 		}
-		m, ok, more := h.matchText(v, last, at, kind, prev, final)
+		m, ok, more := h.matchRef(v, last, at, refScan{kind: kind, esc: &escapings[escPlain], prev: prev, final: final})
 		if more {
 			pending, i = at, at
 			break
@@ -243,21 +170,24 @@ func (h *hostRewriter) holdFrom(v []byte, start int) int {
 }
 
 // mayBeginRef reports whether t is, in any letter case, a proper prefix
-// of a form of the text rules followed by the host name: "http:" or
-// "https:" and up to maxSlashRun slashes, or slashes alone, and then the
-// name (after two slashes at least), or the name alone.
+// of a form of the text rules followed by the host name: a scheme
+// (refSchemes), its ':' and up to maxSlashRun slashes, or slashes alone,
+// and then the name (after two slashes at least), or the name alone.
 func (h *hostRewriter) mayBeginRef(t []byte) bool {
 	if prefixOfName(t, h.hostB) {
 		return true
 	}
 	rest, slashes := t, -1 // -1: no scheme
-	for _, sch := range [...]string{"https:", "http:"} {
-		n := min(len(t), len(sch))
-		if prefixFold(t[:n], sch) {
-			if n < len(sch) {
-				return true // inside the scheme
-			}
-			rest, slashes = t[n:], maxSlashRun
+	for _, sch := range refSchemes {
+		n := min(len(t), len(sch.name))
+		if !prefixFold(t[:n], sch.name) {
+			continue
+		}
+		if n == len(t) {
+			return true // inside the scheme, or right after it
+		}
+		if n == len(sch.name) && t[n] == ':' {
+			rest, slashes = t[n+1:], maxSlashRun
 			break
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"strings"
+
+	"github.com/ssatd/ssatd/internal/hostport"
 )
 
 // attrKind says which of the "URL rewriting" (docs/behaviour.md) rules apply to an attribute.
@@ -82,7 +84,10 @@ type hostRewriter struct {
 
 // reset prepares the host rules for one page, reusing the buffers.
 func (h *hostRewriter) reset(originHost, requestHost, scheme string) {
-	h.name, h.port = splitOriginHost(asciiLower(originHost))
+	// config.Validate drops a default port from OriginHost: a port of 80
+	// or 443 is not known to be the default of the origin's scheme here,
+	// so a bare host means "the scheme's default" (portOK).
+	h.name, h.port = hostport.Split(asciiLower(originHost))
 	h.hostB = append(h.hostB[:0], h.name...)
 	h.repl = append(append(append(h.repl[:0], scheme...), "://"...), requestHost...)
 	h.relAt, h.bareAt = len(scheme)+1, len(scheme)+3
@@ -101,83 +106,6 @@ func (h *hostRewriter) reset(originHost, requestHost, scheme string) {
 	}
 }
 
-// splitOriginHost splits host[:port]. A port of 80 or 443 is not known to be
-// the default of the origin's scheme here, so config.Validate drops default
-// ports from OriginHost; a bare "host" then means "the scheme's default".
-func splitOriginHost(h string) (name, port string) {
-	i := strings.LastIndexByte(h, ':')
-	if i < 0 || strings.IndexByte(h[i:], ']') >= 0 {
-		return h, ""
-	}
-	return h[:i], h[i+1:]
-}
-
-// urlForm is how a host match is introduced in an attribute value.
-type urlForm int
-
-const (
-	formHTTPS    urlForm = iota // https://host
-	formHTTP                    // http://host
-	formRelative                // //host
-	formBare                    // host
-)
-
-// portOK reports whether the explicit port p (without its colon) after a
-// match of the origin name keeps it the origin. An origin on a non-default
-// port matches only that port. An origin on its default port also matches
-// the default port written out: 443 after https://, 80 after http://, and
-// either after // or a bare host, whose scheme is the page's.
-func (h *hostRewriter) portOK(p []byte, f urlForm) bool {
-	p = portValue(p)
-	if h.port != "" {
-		return string(p) == h.port
-	}
-	switch f {
-	case formHTTPS:
-		return string(p) == "443"
-	case formHTTP:
-		return string(p) == "80"
-	}
-	return string(p) == "443" || string(p) == "80"
-}
-
-// endsHost reports whether the byte after a host match ends the authority.
-// A host followed by more host characters ("origin.example.evil.com") or a
-// port (a different origin) is not the origin host, so it is left alone.
-// ',' ends a candidate of srcset.
-func endsHost(v []byte, i int) bool {
-	if i >= len(v) {
-		return true
-	}
-	switch c := v[i]; c {
-	case '/', '?', '#', ',', '\\':
-		return true
-	default:
-		return isSpace(c)
-	}
-}
-
-// isHostChar reports bytes that can continue a host name, so a match right
-// after one ("img.origin.example") is part of a longer, different host.
-func isHostChar(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_'
-}
-
-// startsBare reports whether a bare host at i may be rewritten: for href,
-// src and action only at the start of the value; in srcset anywhere at a
-// host boundary, which covers image CDNs that carry the origin in the path
-// ("https://i0.wp.com/origin.example/a.png") as well as candidate starts
-// (docs/behaviour.md, "URL rewriting").
-func startsBare(v []byte, i int, kind attrKind) bool {
-	switch kind {
-	case kindURL:
-		return i == 0
-	case kindSrcset:
-		return i == 0 || !isHostChar(v[i-1])
-	}
-	return false
-}
-
 // endsWithFold reports whether s ends with the lower-case ASCII suffix in
 // any letter case.
 func endsWithFold(s []byte, suffix string) bool {
@@ -191,59 +119,6 @@ func endsWithFold(s []byte, suffix string) bool {
 		}
 	}
 	return true
-}
-
-// refMatch is one origin reference in a value: v[from:to] is replaced by
-// request_scheme (when scheme), the separators v[keep:sep] as written,
-// and the request host. A userinfo between sep and the host is dropped.
-type refMatch struct {
-	from, keep, sep, to int
-	scheme              bool
-}
-
-// match reports whether the origin name found at at is a rewritable origin
-// reference in the URL value v (compared in any ASCII letter case), and
-// where it starts and ends (refMatch). last is where the unconsumed part
-// of the value begins, so a scheme already consumed is never matched
-// twice. The forms are those of sepForm, with a userinfo between them and
-// the host, and the bare host of startsBare.
-func (h *hostRewriter) match(v []byte, last, at int, kind attrKind) (m refMatch, ok bool) {
-	sep := at
-	if at > last && v[at-1] == '@' {
-		sep = userinfoStart(v, last, at)
-	}
-	f, from, keep, found := sepForm(v, last, sep)
-	switch {
-	case found:
-	case sep == at && startsBare(v, at, kind) && kind != kindImageSrcset:
-		f, from, keep = formBare, at, at
-	default:
-		return m, false
-	}
-	to, ok := h.portEnd(v, at+len(h.name), f)
-	if !ok {
-		return m, false
-	}
-	return refMatch{from: from, keep: keep, sep: sep, to: to, scheme: f == formHTTPS || f == formHTTP}, true
-}
-
-// portEnd decides what follows a host of v that ends at to: a port, in at
-// most five digits, that keeps it the origin (portOK), and a byte that
-// ends the host (endsHost). It returns where the reference ends.
-func (h *hostRewriter) portEnd(v []byte, to int, f urlForm) (int, bool) {
-	if to < len(v) && v[to] == ':' {
-		p := to + 1
-		for p < len(v) && p-to-1 < maxPortDigits && v[p] >= '0' && v[p] <= '9' {
-			p++
-		}
-		if p-to-1 == maxPortDigits || !h.portOK(v[to+1:p], f) {
-			return 0, false
-		}
-		to = p
-	} else if h.port != "" {
-		return 0, false
-	}
-	return to, endsHost(v, to)
 }
 
 // appendMatch appends the replacement of m, with host as the request host.
@@ -330,7 +205,7 @@ func (h *hostRewriter) rewriteNames(dst, v []byte, kind attrKind, names []int) (
 			break
 		}
 		i = at + len(h.hostB)
-		m, ok := h.match(v, last, at, kind)
+		m, ok, _ := h.matchRef(v, last, at, refScan{kind: kind, esc: &escapings[escPlain], final: true})
 		if !ok {
 			continue
 		}

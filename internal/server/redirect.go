@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/ssatd/ssatd/internal/hostport"
 )
 
 // RedirectPort is the port a redirect to HTTPS names: configured
@@ -36,9 +38,9 @@ func RedirectPort(configured int, tlsAddr net.Addr) string {
 // refused as on the client listener.
 func RedirectToHTTPS(port string, fallback func() string) http.Handler {
 	return RefuseH2Preface(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := hostOnly(r.Host)
+		host := hostport.Name(r.Host)
 		if !plainHost(host) {
-			host = hostOnly(fallback())
+			host = hostport.Name(fallback())
 		}
 		switch {
 		case port != "443":
@@ -55,15 +57,6 @@ func RedirectToHTTPS(port string, fallback func() string) http.Handler {
 			_, _ = w.Write([]byte("308 Permanent Redirect: " + target + "\n"))
 		}
 	}))
-}
-
-// hostOnly is the host of a Host value or host[:port], without a port or
-// IPv6 brackets.
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		hostport = h
-	}
-	return strings.Trim(hostport, "[]")
 }
 
 // plainHost accepts a DNS name or an IP address, nothing that could end

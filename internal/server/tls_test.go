@@ -325,6 +325,30 @@ func TestRedirectToHTTPS(t *testing.T) {
 	}
 }
 
+// TestRedirectHostWithStrayBracketFallsBack: a Host with a bracket that
+// encloses no IPv6 address ("evil.example]", which Go's server accepts) is
+// no plain host, and Location names the fallback host. The redirect
+// trimmed every bracket off the ends and sent the client to
+// https://evil.example/; it now splits the Host as the proxy does
+// (hostport.Name), which takes off only a whole pair.
+func TestRedirectHostWithStrayBracketFallsBack(t *testing.T) {
+	checkLeaks(t)
+	srv := httptest.NewServer(RedirectToHTTPS("443", func() string { return "www.pub.example" }))
+	defer srv.Close()
+	for _, host := range []string{"evil.example]", "[evil.example", "[[evil.example]]:80"} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/x", nil)
+		req.Host = host
+		resp, err := srv.Client().Transport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got, want := resp.Header.Get("Location"), "https://www.pub.example/x"; got != want {
+			t.Errorf("host %q: Location %q, want %q", host, got, want)
+		}
+	}
+}
+
 // TestRedirectPort: the configured port wins over the HTTPS listener's
 // own, which behind a port mapping is not the one clients use; 0 keeps
 // the listener's.

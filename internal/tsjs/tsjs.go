@@ -12,15 +12,14 @@ package tsjs
 import (
 	"cmp"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/family"
+	"github.com/ssatd/ssatd/internal/hostport"
 )
 
 // The paths of tsjs's callbacks, upstream's:
@@ -109,13 +108,7 @@ func callbackPageURL(r *http.Request, v family.View) string {
 
 // sameHostName compares two host[:port] values by host name only.
 func sameHostName(a, b string) bool {
-	if h, _, err := net.SplitHostPort(a); err == nil {
-		a = h
-	}
-	if h, _, err := net.SplitHostPort(b); err == nil {
-		b = h
-	}
-	return a != "" && strings.EqualFold(strings.TrimSuffix(a, "."), strings.TrimSuffix(b, "."))
+	return hostport.SameName(a, b)
 }
 
 // writeJSON sends v as a 200 application/json answer.
