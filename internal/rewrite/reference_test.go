@@ -18,7 +18,10 @@ import (
 // the escaping from the oracle (urls_oracle_test.go), and the injections
 // are written here from the Options and docs/behaviour.md ("Bundle tag",
 // "SSAT injection"). It copies every token's raw bytes, and replaces only
-// the values of the URL attributes it rewrites.
+// the values of the URL attributes it rewrites. Where the Tokenizer alone
+// does not follow the HTML standard as Rewrite does, the reference drives
+// it through SVG and MathML as html.Parse does (reference_foreign_test.go)
+// and reads a script's text itself (reference_script_test.go).
 func referenceRewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
 	ref := &refRewriter{dst: dst, opts: opts, rules: newRefRules(opts.OriginHost, opts.RequestHost, opts.RequestScheme)}
 	ref.bodyEndDone = opts.BodyEnd == nil
