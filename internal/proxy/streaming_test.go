@@ -105,6 +105,11 @@ func TestBodyLongerThanContentLength(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
+	// The origin keeps the connection open until the client has read the
+	// page: closing it with the request still unread could reset it
+	// before the page got through.
+	read := make(chan struct{})
+	defer close(read)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -115,7 +120,10 @@ func TestBodyLongerThanContentLength(t *testing.T) {
 				defer c.Close()
 				bufio.NewReader(c).ReadString('\n')
 				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n%s<script>EXCESS</script>", len(page), page)
-				time.Sleep(100 * time.Millisecond)
+				select {
+				case <-read:
+				case <-time.After(10 * time.Second): // a guard: the test has failed by then
+				}
 			}(c)
 		}
 	}()
@@ -178,9 +186,10 @@ func TestPanicBeforeCopyDoesNotStrandPipeline(t *testing.T) {
 
 type panicAtHeader struct{ http.ResponseWriter }
 
-// WriteHeader waits first so that the pipeline has filled its buffers and
-// is blocked writing into the pipe when the panic comes.
+// WriteHeader panics with the pipeline in its first write into the pipe:
+// ReverseProxy writes the header only once the pipeline has handed on its
+// first bytes (pipeline.commit waits for that), and nothing reads the pipe
+// before the header is written, so that write waits until the pipe closes.
 func (panicAtHeader) WriteHeader(int) {
-	time.Sleep(200 * time.Millisecond)
 	panic(http.ErrAbortHandler)
 }

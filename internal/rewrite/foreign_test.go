@@ -76,7 +76,7 @@ func TestForeignStackBounded(t *testing.T) {
 	o.HeadPrepend, o.BodyEnd = []byte("[H]"), func() []byte { return []byte("[BIDS]") }
 	var out strings.Builder
 	rw := pool.Get().(*rewriter)
-	rw.reset(&out, o, false)
+	rw.reset(&out, o)
 	if err := rw.run(strings.NewReader(in)); err != nil {
 		t.Fatal(err)
 	}

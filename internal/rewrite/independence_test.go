@@ -15,7 +15,8 @@ import (
 // referenceFiles hold the reference rewriter and the URL oracle, which the
 // differential tests, FuzzDifferential and TestURLRulesMatchOracle compare
 // the scanner with. A proof shares no code with what it proves.
-var referenceFiles = []string{"reference_test.go", "reference_inline_test.go", "urls_oracle_test.go", "tokattrs_test.go", "leftover_test.go"}
+var referenceFiles = []string{"reference_test.go", "reference_inline_test.go", "reference_foreign_test.go",
+	"reference_script_test.go", "urls_oracle_test.go", "tokattrs_test.go", "leftover_test.go"}
 
 // publicAPI is what the reference may use of the package: the API under test.
 var publicAPI = map[string]bool{"Rewrite": true, "Options": true, "Stats": true, "ErrWrite": true, "DefaultMaxTokenBytes": true}

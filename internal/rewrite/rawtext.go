@@ -178,10 +178,7 @@ func (rw *rewriter) scriptEscaped(b []byte, i int, st uint8) (int, uint8, match)
 				i += len("<script>") - 1
 				continue
 			}
-			st = sEscaped
-			if rw.quirks && b[i+1] != '/' && !isAlpha(b[i+1]) {
-				st = sData // x/net/html's readScript: see the package doc
-			}
+			st = sEscaped // §13.2.5.23, "anything else" included: see the package doc
 		case c == '<':
 			switch tagAt(b, i, true, "script") {
 			case needMore:

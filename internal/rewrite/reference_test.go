@@ -1,6 +1,8 @@
 package rewrite
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -16,12 +18,16 @@ import (
 // the escaping from the oracle (urls_oracle_test.go), and the injections
 // are written here from the Options and docs/behaviour.md ("Bundle tag",
 // "SSAT injection"). It copies every token's raw bytes, and replaces only
-// the values of the URL attributes it rewrites.
+// the values of the URL attributes it rewrites. Where the Tokenizer alone
+// does not follow the HTML standard as Rewrite does, the reference drives
+// it through SVG and MathML as html.Parse does (reference_foreign_test.go)
+// and reads a script's text itself (reference_script_test.go).
 func referenceRewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
 	ref := &refRewriter{dst: dst, opts: opts, rules: newRefRules(opts.OriginHost, opts.RequestHost, opts.RequestScheme)}
 	ref.bodyEndDone = opts.BodyEnd == nil
 	cr := &countingReader{r: src}
-	err := ref.run(cr)
+	ref.in = cr
+	err := ref.run()
 	ref.stats.InBytes = cr.n
 	return ref.stats, err
 }
@@ -33,48 +39,47 @@ type refRewriter struct {
 	stats       Stats
 	err         error // the first write error, wrapped in ErrWrite
 	bodyEndDone bool
+	// in is the input the Tokenizer reads; a script's text is read past
+	// it (reference_script_test.go), and the Tokenizer started again after.
+	in      io.Reader
+	maxTok  int
+	foreign refForeignStack
+	// rawOpen is the element whose raw text or RCDATA the Tokenizer is
+	// in: it reports that content as text, up to the element's end tag;
+	// "![CDATA[" while a CDATA section has not ended.
+	rawOpen string
 }
 
-func (ref *refRewriter) run(src io.Reader) error {
-	maxTok := ref.opts.MaxTokenBytes
-	if maxTok <= 0 {
-		maxTok = DefaultMaxTokenBytes
+func (ref *refRewriter) run() error {
+	ref.maxTok = ref.opts.MaxTokenBytes
+	if ref.maxTok <= 0 {
+		ref.maxTok = DefaultMaxTokenBytes
 	}
-	z := html.NewTokenizer(src)
-	z.SetMaxBuf(maxTok)
-	// rawOpen is the element whose raw text or RCDATA the Tokenizer is in:
-	// it reports that content as text, up to the element's end tag.
-	rawOpen := ""
+	z := ref.tokenizer()
 	for ref.err == nil {
+		z.AllowCDATA(ref.foreign.foreignNode())
 		switch tt := z.Next(); tt {
 		case html.ErrorToken:
-			return ref.end(z, src, rawOpen)
+			return ref.end(z)
 		case html.StartTagToken, html.SelfClosingTagToken:
-			raw := append([]byte(nil), z.Raw()...)
-			name, _ := z.TagName()
-			rawOpen = refRawTextElement(string(name))
-			out, err := ref.rewriteTag(raw)
-			if err != nil {
+			var err error
+			if z, err = ref.startTag(z, tt == html.SelfClosingTagToken); err != nil || z == nil {
 				return err
-			}
-			ref.write(out)
-			if string(name) == "head" && !ref.stats.HeadFound {
-				ref.stats.HeadFound = true
-				ref.write(ref.opts.HeadPrepend)
 			}
 		case html.TextToken, html.CommentToken:
 			raw := z.Raw()
-			if ref.opts.Inline && refTextTokenRewritten(raw, tt == html.CommentToken) {
-				out, n := ref.rules.refInline(string(raw), true)
-				ref.stats.InlineRewritten += n
-				raw = []byte(out)
+			if tt == html.TextToken && ref.rawOpen == "" && refUnendedCDATA(raw) {
+				ref.rawOpen = "![CDATA[" // only at the end of the input
 			}
-			ref.write(raw)
+			ref.writeText(raw, tt == html.CommentToken)
 		case html.EndTagToken:
 			raw := append([]byte(nil), z.Raw()...)
 			name, _ := z.TagName()
-			rawOpen = "" // inside raw text, only the element's own end tag is a tag
-			if string(name) == "body" && !ref.bodyEndDone {
+			if ref.rawOpen == "" {
+				ref.foreign.endTag(string(name))
+			}
+			ref.rawOpen = "" // inside raw text, only the element's own end tag is a tag
+			if string(name) == "body" && !ref.bodyEndDone && !ref.foreign.scriptIsMathML() {
 				ref.stats.BodyEndFound = true
 				if ref.stats.HeadFound { // the bids follow the ad slots
 					ref.bodyEndDone = true
@@ -89,47 +94,158 @@ func (ref *refRewriter) run(src io.Reader) error {
 	return ref.err
 }
 
+func (ref *refRewriter) tokenizer() *html.Tokenizer {
+	z := html.NewTokenizer(ref.in)
+	z.SetMaxBuf(ref.maxTok)
+	return z
+}
+
+// writeText writes a text or comment token, with the inline rules.
+func (ref *refRewriter) writeText(raw []byte, comment bool) {
+	if ref.opts.Inline && refTextTokenRewritten(raw, comment) {
+		out, n := ref.rules.refInline(string(raw), true)
+		ref.stats.InlineRewritten += n
+		raw = []byte(out)
+	}
+	ref.write(raw)
+}
+
+// refUnendedCDATA reports a CDATA section cut off by the end of the input.
+func refUnendedCDATA(raw []byte) bool {
+	const open, end = "<![CDATA[", "]]>"
+	s := string(raw)
+	return strings.HasPrefix(s, open) && (len(s) < len(open)+len(end) || !strings.HasSuffix(s, end))
+}
+
+// startTag acts on a start tag: foreign content, the URL attributes, the
+// head injection and the elements whose content is raw text. It returns
+// the Tokenizer to go on with, nil when the rest of the page is copied as
+// it is (the foreign stack is full).
+func (ref *refRewriter) startTag(z *html.Tokenizer, selfClosing bool) (*html.Tokenizer, error) {
+	raw := append([]byte(nil), z.Raw()...)
+	name, attrs := refTagNameAttrs(z)
+	here := ref.bidsBlockedBy()
+	foreign := ref.foreign.startTag(name, attrs, selfClosing)
+	if ref.foreign.full {
+		// Past the stack's bound: the bids go before this tag, the last
+		// place known, and the tag and the rest go out as they came.
+		ref.stats.DepthExceeded = true
+		ref.bidsAtLastPlace(here)
+		ref.write(raw)
+		return nil, ref.copyRest(z)
+	}
+	ref.rawOpen = ""
+	if foreign && refRawTextElement(name) != "" {
+		z.NextIsNotRawText() // an SVG or MathML element: never raw text
+	} else if !foreign {
+		ref.rawOpen = refRawTextElement(name)
+	}
+	out, err := ref.rewriteTag(raw)
+	if err != nil {
+		return nil, err
+	}
+	ref.write(out)
+	if name == "head" && !foreign && !ref.stats.HeadFound {
+		ref.stats.HeadFound = true
+		ref.write(ref.opts.HeadPrepend)
+	}
+	if name != "script" || foreign {
+		return z, nil
+	}
+	// The Tokenizer's script data departs from the standard
+	// (reference_script_test.go): the text is read here instead.
+	z.NextIsNotRawText()
+	after := io.MultiReader(bytes.NewReader(bytes.Clone(z.Buffered())), ref.in)
+	br := bufio.NewReader(after)
+	text, _, err := refReadScript(br)
+	if err != nil {
+		return nil, err
+	}
+	if len(text) > 0 {
+		ref.writeText(text, false)
+	}
+	rest, _ := br.Peek(br.Buffered())
+	ref.in = io.MultiReader(bytes.NewReader(bytes.Clone(rest)), after)
+	return ref.tokenizer(), nil
+}
+
+// refTagNameAttrs returns the lower-case name of the Tokenizer's tag and
+// its attributes, the first of each name.
+func refTagNameAttrs(z *html.Tokenizer) (string, map[string]string) {
+	name, more := z.TagName()
+	attrs := map[string]string{}
+	for more {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		if _, ok := attrs[string(k)]; !ok {
+			attrs[string(k)] = string(v)
+		}
+	}
+	return string(name), attrs
+}
+
+// bidsBlockedBy names what a bids script written here would be inside,
+// where it would not run: a raw-text element, a CDATA section or MathML.
+func (ref *refRewriter) bidsBlockedBy() string {
+	if ref.rawOpen != "" {
+		return ref.rawOpen
+	}
+	if ref.foreign.scriptIsMathML() {
+		return "math"
+	}
+	return ""
+}
+
+// bidsAtLastPlace writes the bids, if still to come, where the page is
+// followed no further, unless they would not run there (blocked).
+func (ref *refRewriter) bidsAtLastPlace(blocked string) {
+	if ref.bodyEndDone || ref.err != nil {
+		return
+	}
+	ref.bodyEndDone = true
+	if blocked != "" {
+		ref.stats.BodyEndSkipped = blocked
+	} else {
+		ref.bodyEnd()
+	}
+}
+
+// copyRest copies what the Tokenizer has not tokenized, and the rest of
+// the input, as it is.
+func (ref *refRewriter) copyRest(z *html.Tokenizer) error {
+	ref.write(z.Buffered())
+	_, err := io.Copy(writerFunc(func(p []byte) (int, error) {
+		ref.write(p)
+		return len(p), ref.err // stop reading once the destination failed
+	}), ref.in)
+	if err != nil {
+		return err
+	}
+	return ref.err
+}
+
 // end finishes the page at the Tokenizer's error token.
-func (ref *refRewriter) end(z *html.Tokenizer, src io.Reader, rawOpen string) error {
+func (ref *refRewriter) end(z *html.Tokenizer) error {
 	err := z.Err()
-	if errors.Is(err, html.ErrBufferExceeded) && !ref.bodyEndDone && ref.err == nil {
+	if errors.Is(err, html.ErrBufferExceeded) {
 		// A token larger than MaxTokenBytes: the bids go before it, the
 		// last place known (docs/behaviour.md, "SSAT injection"), unless
-		// that is inside raw text.
-		ref.bodyEndDone = true
-		if rawOpen != "" {
-			ref.stats.BodyEndSkipped = rawOpen
-		} else {
-			ref.bodyEnd()
-		}
+		// that is inside raw text or MathML.
+		ref.stats.Oversize = true
+		ref.bidsAtLastPlace(ref.bidsBlockedBy())
 	}
 	// A tag cut off by the end of the input is the error token's raw
 	// bytes; it is still page content.
 	ref.write(z.Raw())
 	if errors.Is(err, html.ErrBufferExceeded) {
-		// The rest is copied as is.
-		ref.stats.Oversize = true
-		ref.write(z.Buffered())
-		_, err = io.Copy(writerFunc(func(p []byte) (int, error) {
-			ref.write(p)
-			return len(p), ref.err // stop reading once the destination failed
-		}), src)
-		if err == nil {
-			err = io.EOF
-		}
+		return ref.copyRest(z) // the rest is copied as is
 	}
 	if err != io.EOF {
 		return err
 	}
-	if !ref.bodyEndDone && ref.err == nil {
-		if rawOpen != "" {
-			// docs/behaviour.md, "SSAT injection": bids after the end of a
-			// page that ends in raw text would be that element's text.
-			ref.stats.BodyEndSkipped = rawOpen
-		} else {
-			ref.bodyEnd()
-		}
-	}
+	// docs/behaviour.md, "SSAT injection": bids after the end of a page
+	// that ends in raw text would be that element's text.
+	ref.bidsAtLastPlace(ref.bidsBlockedBy())
 	return ref.err
 }
 

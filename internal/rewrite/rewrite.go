@@ -32,16 +32,16 @@
 // is raw text, as in a browser with scripting on.
 //
 // The tests keep a rewriter built on the x/net/html Tokenizer as the
-// reference (reference_test.go, which shares no code with the scanner), and
-// the output is byte-identical to it when the scanner runs with its
-// test-only quirks switch (rewritePage), which also turns the
-// foreign-content rules off. Without it, where the Tokenizer departs from
-// the WHATWG rules, the standard is followed: in the script-data escaped
-// less-than sign state ("<" inside "<script><!--"), a character other than
-// "/" or a letter returns to the script-data escaped state; the Tokenizer
-// returns to plain script data, so "<script><!--<!<script></script>" ends
-// the script at its first "</script>" where a browser does not
-// (TestScriptEscapedLessThanFollowsStandard).
+// reference (reference_test.go, which shares no code with the scanner),
+// and the output is byte-identical to it. The reference drives the
+// Tokenizer through foreign content as html.Parse does (NextIsNotRawText,
+// AllowCDATA), and reads a script's text by the standard's states itself,
+// where the Tokenizer departs from the WHATWG rules: in the script-data
+// escaped less-than sign state ("<" inside "<script><!--"), a character
+// other than "/" or a letter returns to the script-data escaped state; the
+// Tokenizer returns to plain script data, so "<script><!--<!<script></script>"
+// ends the script at its first "</script>" where a browser, and the
+// scanner, do not (TestScriptEscapedLessThanFollowsStandard).
 //
 // URL attribute values are decoded by the attribute rule for legacy
 // references written without ";" (&times, &copy, &not, ...), as the
@@ -259,16 +259,8 @@ var pool = sync.Pool{New: func() any { return &rewriter{scanner: scanner{buf: ma
 // tell a failed origin from a finished one, and write errors wrapped in
 // ErrWrite.
 func Rewrite(dst io.Writer, src io.Reader, opts *Options) (Stats, error) {
-	return rewritePage(dst, src, opts, false)
-}
-
-// rewritePage is Rewrite. With quirks the scanner repeats the x/net/html
-// Tokenizer's departures from the WHATWG rules (see the package doc): only
-// the differential tests ask for that, to compare the output with a
-// rewriter built on the Tokenizer byte for byte.
-func rewritePage(dst io.Writer, src io.Reader, opts *Options, quirks bool) (Stats, error) {
 	rw := pool.Get().(*rewriter)
-	rw.reset(dst, opts, quirks)
+	rw.reset(dst, opts)
 	err := rw.run(src)
 	rw.stats.CSP = rw.csp
 	st := rw.stats
@@ -277,7 +269,7 @@ func rewritePage(dst io.Writer, src io.Reader, opts *Options, quirks bool) (Stat
 }
 
 // reset prepares a pooled rewriter for one page.
-func (rw *rewriter) reset(dst io.Writer, opts *Options, quirks bool) {
+func (rw *rewriter) reset(dst io.Writer, opts *Options) {
 	rw.dst, rw.opts, rw.stats, rw.err = dst, opts, Stats{}, nil
 	rw.holding, rw.charsetSeen, rw.held, rw.inl = false, false, rw.held[:0], inlineText{}
 	rw.hosts.reset(opts.OriginHost, opts.RequestHost, opts.RequestScheme)
@@ -296,7 +288,7 @@ func (rw *rewriter) reset(dst io.Writer, opts *Options, quirks bool) {
 	if maxTok <= 0 {
 		maxTok = DefaultMaxTokenBytes
 	}
-	rw.scanner.reset(maxTok, quirks)
+	rw.scanner.reset(maxTok)
 	rw.textRegion(0)
 }
 

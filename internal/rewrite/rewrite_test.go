@@ -340,7 +340,7 @@ func TestLongTokensStreamed(t *testing.T) {
 			o := &Options{HeadPrepend: []byte("[H]"), BodyEnd: func() []byte { return []byte("[B]") }}
 			rw := &rewriter{scanner: scanner{buf: make([]byte, readSize)}}
 			var out bytes.Buffer
-			rw.reset(&out, o, false)
+			rw.reset(&out, o)
 			if err := rw.run(&randomChunks{s: in, rng: newRand(1)}); err != nil {
 				t.Fatal(err)
 			}

@@ -28,7 +28,6 @@ type scanner struct {
 	// that tag is complete, the page is still inside the element.
 	closing string
 	maxTok  int
-	quirks  bool // repeat the x/net/html Tokenizer's departures (tests)
 	// foreign is the stack of open SVG and MathML elements (foreign.go);
 	// fnames holds their names and fscratch a tag's name. deep: a start
 	// tag did not fit on it; fdepth is its bound, maxForeignDepth but in
@@ -39,8 +38,8 @@ type scanner struct {
 	fdepth           int
 }
 
-func (s *scanner) reset(maxTok int, quirks bool) {
-	*s = scanner{buf: s.buf[:cap(s.buf)], maxTok: maxTok, quirks: quirks,
+func (s *scanner) reset(maxTok int) {
+	*s = scanner{buf: s.buf[:cap(s.buf)], maxTok: maxTok,
 		foreign: s.foreign[:0], fnames: s.fnames[:0], fscratch: s.fscratch[:0], fdepth: maxForeignDepth}
 }
 

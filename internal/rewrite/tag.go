@@ -110,7 +110,7 @@ func (rw *rewriter) tagDone(end int) {
 func (rw *rewriter) startTagDone(raw []byte, end int) {
 	s := &rw.scanner
 	a := lookupName(raw[1:])
-	foreign := (len(s.foreign) > 0 || a == atom.Svg || a == atom.Math) && !s.quirks && rw.foreignTag(raw, a)
+	foreign := (len(s.foreign) > 0 || a == atom.Svg || a == atom.Math) && rw.foreignTag(raw, a)
 	if s.deep {
 		return // this tag and the rest go out as they came (foreignTag)
 	}

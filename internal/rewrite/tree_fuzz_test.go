@@ -87,7 +87,7 @@ var treeConfigs = []treeConfig{{}, {inline: true}, {depth: 3, maxTok: 48}}
 func rewriteTree(dst io.Writer, src io.Reader, o *Options, c treeConfig) (Stats, error) {
 	o.Inline, o.MaxTokenBytes = c.inline, c.maxTok
 	rw := pool.Get().(*rewriter)
-	rw.reset(dst, o, false)
+	rw.reset(dst, o)
 	if c.depth > 0 {
 		rw.fdepth = c.depth
 	}

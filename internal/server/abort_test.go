@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,20 +20,29 @@ import (
 )
 
 // truncatingOrigin promises 100,000 bytes of HTML and dies after 3,000,
-// late enough for the first bytes to have reached the client.
-func truncatingOrigin(t *testing.T) *httptest.Server {
+// once cut is called: the tests call it when the response has reached the
+// client, so that the page fails after its status line went out.
+func truncatingOrigin(t *testing.T) (s *httptest.Server, cut func()) {
 	t.Helper()
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	cutting := make(chan struct{})
+	var once sync.Once
+	cut = func() { once.Do(func() { close(cutting) }) }
+	s = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Header().Set("Content-Length", "100000")
 		w.Write([]byte("<html><head></head><body>" + strings.Repeat("x", 3000)))
 		w.(http.Flusher).Flush()
-		time.Sleep(200 * time.Millisecond) // past the guest's 50 ms flush latency
+		select {
+		case <-cutting:
+		case <-r.Context().Done():
+			return
+		}
 		conn, _, _ := http.NewResponseController(w).Hijack()
 		conn.Close()
 	}))
 	t.Cleanup(s.Close)
-	return s
+	t.Cleanup(cut) // before Close, which waits for the handler
+	return s, cut
 }
 
 // clientPath is the daemon's client-facing data path in front of a guest
@@ -65,7 +75,8 @@ func clientPath(t *testing.T, origin string) *httptest.Server {
 // a page cut off by a failing origin must end with a reset, not with the
 // clean close that marks a complete body.
 func TestTruncatedPageResetsHTTP10Connection(t *testing.T) {
-	front := clientPath(t, truncatingOrigin(t).URL)
+	origin, cut := truncatingOrigin(t)
+	front := clientPath(t, origin.URL)
 	conn, err := net.Dial("tcp", strings.TrimPrefix(front.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +90,7 @@ func TestTruncatedPageResetsHTTP10Connection(t *testing.T) {
 	if err != nil || !strings.HasPrefix(status, "HTTP/1.0 200") {
 		t.Fatalf("status line %q, %v", status, err)
 	}
+	cut()
 	_, err = io.Copy(io.Discard, br)
 	if !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatalf("the truncated page ended with %v, want a connection reset (ECONNRESET)", err)
@@ -88,12 +100,14 @@ func TestTruncatedPageResetsHTTP10Connection(t *testing.T) {
 // An HTTP/1.1 client still sees the truncation as an error (a chunked body
 // without its last chunk, or a reset).
 func TestTruncatedPageIsErrorOverHTTP11(t *testing.T) {
-	front := clientPath(t, truncatingOrigin(t).URL)
+	origin, cut := truncatingOrigin(t)
+	front := clientPath(t, origin.URL)
 	resp, err := http.Get(front.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	cut()
 	n, err := io.Copy(io.Discard, resp.Body)
 	if err == nil {
 		t.Fatalf("a truncated page read as complete (%d bytes)", n)

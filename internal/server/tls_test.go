@@ -160,12 +160,14 @@ func TestHTTP2StreamsPagesAsTheyArrive(t *testing.T) {
 // http.ErrAbortHandler), never with the END_STREAM of a complete body.
 func TestAbortedPageResetsHTTP2Stream(t *testing.T) {
 	checkLeaks(t)
-	front := newTLSFront(t, truncatingOrigin(t).URL)
+	origin, cut := truncatingOrigin(t)
+	front := newTLSFront(t, origin.URL)
 	resp, err := front.h2Client(t).Get(front.url("/"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	cut()
 	n, err := io.Copy(io.Discard, resp.Body)
 	var se http2.StreamError
 	if !errors.As(err, &se) || se.Code != http2.ErrCodeInternal {
@@ -250,14 +252,39 @@ func TestCurlHTTP2(t *testing.T) {
 		io.WriteString(w, "<html><head></head><body>whole</body></html>")
 	}))
 	defer page.Close()
-	run := func(front *tlsFront) (string, string, int) {
+	// run runs curl against front; with firstByte, curl writes the body
+	// unbuffered (-N) into a pipe, and firstByte is called once its first
+	// byte came out: the page has then reached curl.
+	run := func(front *tlsFront, firstByte func()) (string, string, int) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, curl, "--http2", "-sS", "--cacert", front.caFile,
-			"-o", "/dev/null", "-w", "%{http_version} %{http_code}", front.url("/"))
+		out := "/dev/null"
+		var body *os.File
+		var extra []*os.File
+		if firstByte != nil {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			body, extra, out = r, []*os.File{w}, "/dev/fd/3"
+		}
+		cmd := exec.CommandContext(ctx, curl, "--http2", "-sSN", "--cacert", front.caFile,
+			"-o", out, "-w", "%{http_version} %{http_code}", front.url("/"))
 		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
+		cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = &stdout, &stderr, extra
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if body != nil {
+			extra[0].Close() // curl holds the write end now
+			// A curl that ends or is killed (ctx) first closes the pipe.
+			if n, _ := body.Read(make([]byte, 1)); n == 1 {
+				firstByte()
+			}
+			_, _ = io.Copy(io.Discard, body)
+		}
+		err := cmd.Wait()
 		code := 0
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -267,11 +294,12 @@ func TestCurlHTTP2(t *testing.T) {
 		}
 		return stdout.String(), stderr.String(), code
 	}
-	out, errOut, code := run(newTLSFront(t, page.URL))
+	out, errOut, code := run(newTLSFront(t, page.URL), nil)
 	if out != "2 200" || code != 0 {
 		t.Errorf("whole page: curl printed %q (stderr %q), exit %d; want HTTP/2 200, exit 0", out, errOut, code)
 	}
-	_, errOut, code = run(newTLSFront(t, truncatingOrigin(t).URL))
+	origin, cut := truncatingOrigin(t)
+	_, errOut, code = run(newTLSFront(t, origin.URL), cut)
 	if code != 92 || !strings.Contains(errOut, "INTERNAL_ERROR") {
 		t.Errorf("truncated page: curl exit %d, stderr %q; want 92 and INTERNAL_ERROR", code, errOut)
 	}
