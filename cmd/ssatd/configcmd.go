@@ -117,10 +117,15 @@ func formatName(f config.Format) string {
 // positionalConfig lets config check and config convert take the file as
 // their one argument (ssatd config convert trusted-server.toml), as
 // -config FILE: their other flag taking a value is -config-format. A
-// second argument stays one, which the flag parser refuses.
+// second argument, or one beside -config, stays one, which the flag parser
+// refuses.
 func positionalConfig(args []string) []string {
 	out := make([]string, 0, len(args)+1)
-	taken := false
+	// With -config given, any argument is an extra one.
+	taken := slices.ContainsFunc(args, func(a string) bool {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		return strings.HasPrefix(a, "-") && name == "config"
+	})
 	for i, a := range args {
 		prev := ""
 		if i > 0 {

@@ -109,7 +109,7 @@ func TestRunCommandLine(t *testing.T) {
 			wantStderr: []string{"-bogus", "usage: ssatd config check -config FILE"}},
 		{name: "serve extra argument", args: []string{"serve", "-config", "x.toml", "extra"}, wantCode: 2,
 			wantStderr: []string{`unexpected argument "extra"`, "usage: ssatd serve -config FILE"}},
-		{name: "config check extra argument", args: []string{"config", "check", "extra"}, wantCode: 2,
+		{name: "config check extra argument", args: []string{"config", "check", "-config", "x.toml", "extra"}, wantCode: 2,
 			wantStderr: []string{`unexpected argument "extra"`, "usage: ssatd config check -config FILE"}},
 		{name: "demo extra argument", args: []string{"demo", "extra"}, wantCode: 2,
 			wantStderr: []string{`ssatd demo: unexpected argument "extra"`, "usage: ssatd demo [flags]"}},

@@ -182,7 +182,9 @@ func TestConfigCommandsTakeTheFileAsTheirArgument(t *testing.T) {
 			t.Errorf("%q: exit %d\n%s%s", args, got.code, got.stdout, got.stderr)
 		}
 	}
-	if got := invoke(t, []string{"config", "check", path, path}, nil); got.code != 2 || !strings.Contains(got.stderr, "unexpected argument") {
-		t.Errorf("two files: exit %d\n%s", got.code, got.stderr)
+	for _, args := range [][]string{{"config", "check", path, path}, {"config", "convert", "-config", path, path}, {"config", "check", "--config=" + path, path}} {
+		if got := invoke(t, args, nil); got.code != 2 || !strings.Contains(got.stderr, "unexpected argument") {
+			t.Errorf("%q: exit %d\n%s", args, got.code, got.stderr)
+		}
 	}
 }
