@@ -43,6 +43,7 @@ type Config struct {
 	Geo                   GeoConfig             `toml:"geo" envPrefix:"GEO_"`
 	Bundle                BundleConfig          `toml:"bundle" envPrefix:"BUNDLE_"`
 	Tracing               TracingConfig         `toml:"tracing" envPrefix:"TRACING_"`
+	RequestSigning        RequestSigningConfig  `toml:"request_signing" envPrefix:"REQUEST_SIGNING_"`
 
 	// Source says which format the file was in, and what of a Trusted
 	// Server file ssatd does not do (tsformat.go).
