@@ -18,6 +18,7 @@ type RequestSigningConfig struct {
 
 func (c *Config) validateRequestSigning(p *problems) {
 	if c.RequestSigning.Enabled && c.RequestSigning.KeyDir == "" {
-		p.addf("request_signing.key_dir", "is required when request_signing.enabled is true (create the first key with: ssatd keys init -dir DIR)")
+		p.addf("request_signing.key_dir", "is required when request_signing.enabled is true: the key directory, in [request_signing] "+
+			"(in a Trusted Server file, [ssatd.request_signing]) or SSATD_REQUEST_SIGNING_KEY_DIR; ssatd keys init -dir DIR creates its first key")
 	}
 }
