@@ -102,7 +102,7 @@ func New(cfg config.RequestSigningConfig, deps Deps) (*Family, error) {
 		random = rand.Reader
 	}
 	if cfg.KeyDir != "" {
-		ks, err := openKeyStore(cfg.KeyDir, random, f.now)
+		ks, err := openKeyStore(cfg.KeyDir, random, f.now, f.log)
 		if err != nil {
 			return nil, fmt.Errorf("request_signing.key_dir: %w", err)
 		}

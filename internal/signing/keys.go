@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // The key directory stands in for Trusted Server's two Fastly stores
@@ -56,30 +58,79 @@ func refusalText(err error) string {
 	return strings.TrimPrefix(err.Error(), errRefused.Error()+": ")
 }
 
+// reloadInterval is how often the key directory is checked for a change
+// made by another process (another instance sharing it, or an operator
+// copying entries in): a rotation on one instance reaches the others'
+// signatures and discovery documents within it.
+const reloadInterval = time.Second
+
 // keyStore is the key directory, with what it held at the last load.
 type keyStore struct {
 	dir  string
 	rand io.Reader
 	now  func() time.Time
+	log  *zap.Logger
 
 	mu      sync.Mutex // serialises changes; guards the fields below
 	current string
 	active  []string
 	keys    map[string]ed25519.PrivateKey // kid -> key, for current only
 	jwks    map[string]json.RawMessage    // kid -> stored JWK, for active kids
+	checked time.Time                     // the last look for a change
+	seen    [2]fileStamp                  // current-kid and active-kids at the last load
 }
 
-func openKeyStore(dir string, random io.Reader, now func() time.Time) (*keyStore, error) {
-	s := &keyStore{dir: dir, rand: random, now: now}
+// fileStamp tells a changed file: its modification time and size.
+type fileStamp struct {
+	mod  time.Time
+	size int64
+}
+
+func openKeyStore(dir string, random io.Reader, now func() time.Time, log *zap.Logger) (*keyStore, error) {
+	s := &keyStore{dir: dir, rand: random, now: now, log: log}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err := s.load(); err != nil {
 		return nil, err
 	}
+	s.checked = now()
 	return s, nil
+}
+
+func (s *keyStore) stamps() [2]fileStamp {
+	var out [2]fileStamp
+	for i, name := range []string{currentKidFile, activeKidsFile} {
+		if fi, err := os.Stat(filepath.Join(s.dir, name)); err == nil {
+			out[i] = fileStamp{fi.ModTime(), fi.Size()}
+		}
+	}
+	return out
+}
+
+// refresh reloads the directory when current-kid or active-kids changed
+// since the last load: at most once per reloadInterval, or at once when
+// force (before a change, so that it starts from what the directory
+// holds). A directory that no longer loads keeps the last good state,
+// and says so. Called with mu held.
+func (s *keyStore) refresh(force bool) {
+	now := s.now()
+	if !force && now.Sub(s.checked) < reloadInterval {
+		return
+	}
+	s.checked = now
+	if s.stamps() == s.seen {
+		return
+	}
+	if err := s.load(); err != nil {
+		s.log.Error("request signing: the key directory changed and does not load; keeping the keys loaded before", zap.Error(err))
+	}
 }
 
 // load reads the directory; a directory that does not exist yet is an
 // empty store, as upstream's stores are before the first rotation.
+// Called with mu held.
 func (s *keyStore) load() error {
+	seen := s.stamps()
 	current, err := s.readEntry(currentKidFile)
 	if err != nil {
 		return err
@@ -105,7 +156,7 @@ func (s *keyStore) load() error {
 		}
 		keys[current] = k
 	}
-	s.current, s.active, s.jwks, s.keys = current, active, jwks, keys
+	s.current, s.active, s.jwks, s.keys, s.seen = current, active, jwks, keys, seen
 	return nil
 }
 
@@ -202,13 +253,15 @@ func removeFile(name string) error {
 func (s *keyStore) signer() (kid string, key ed25519.PrivateKey) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.refresh(false)
 	return s.current, s.keys[s.current]
 }
 
-// publicJWK is the stored JWK of kid, nil when kid is not active.
+// activeJWKs are the active kids and their stored JWKs.
 func (s *keyStore) activeJWKs() (kids []string, jwks []json.RawMessage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.refresh(false)
 	for _, kid := range s.active {
 		kids = append(kids, kid)
 		jwks = append(jwks, s.jwks[kid])
@@ -224,6 +277,7 @@ func (s *keyStore) jwkOf(kid string) (json.RawMessage, error) {
 		return nil, fmt.Errorf("no JWK for kid %q", kid)
 	}
 	s.mu.Lock()
+	s.refresh(false)
 	j, ok := s.jwks[kid]
 	s.mu.Unlock()
 	if ok {
@@ -253,6 +307,7 @@ type rotation struct {
 func (s *keyStore) rotate(kid string) (rotation, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.refresh(true)
 	previous := s.current
 	active := slices.Clone(s.active)
 	if kid == "" {
@@ -290,6 +345,7 @@ func (s *keyStore) rotate(kid string) (rotation, error) {
 	}
 	s.current = kid
 	s.keys = map[string]ed25519.PrivateKey{kid: priv}
+	s.seen = s.stamps()
 	return rotation{NewKid: kid, PreviousKid: previous, ActiveKids: slices.Clone(active), JWK: jwk}, nil
 }
 
@@ -323,6 +379,7 @@ func (s *keyStore) uniqueDateKid(active []string) string {
 func (s *keyStore) deactivate(kid string, del bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.refresh(true)
 	op := "deactivate"
 	if del {
 		op = "delete"
@@ -338,6 +395,7 @@ func (s *keyStore) deactivate(kid string, del bool) error {
 		return fmt.Errorf("update active-kids: %w", err)
 	}
 	s.active = active
+	s.seen = s.stamps()
 	delete(s.jwks, kid)
 	if !del {
 		return nil
@@ -363,7 +421,7 @@ func (s *keyStore) activeKids() []string {
 // `ssatd keys init` runs, and equals a first rotation on upstream's empty
 // stores (rotation.rs:63-143).
 func Init(dir string, now func() time.Time) (kid string, created bool, err error) {
-	s, err := openKeyStore(dir, rand.Reader, now)
+	s, err := openKeyStore(dir, rand.Reader, now, zap.NewNop())
 	if err != nil {
 		return "", false, err
 	}

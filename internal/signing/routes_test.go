@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -247,5 +248,39 @@ func TestKeyAdminRules(t *testing.T) {
 	st, _, body = rf.do(t, "POST", PathDeactivate, `{"kid":"kid-c"}`)
 	if st != 400 || !strings.Contains(body, `"error":"Configuration error: cannot deactivate the last active key"`) {
 		t.Errorf("last active key: %d %s", st, body)
+	}
+}
+
+// TestRotationReachesAnotherInstance catches an instance sharing the key
+// directory that keeps signing with, and publishing, what it loaded at
+// start after another instance rotated; and a rotation on one instance
+// that drops a kid the other added.
+func TestRotationReachesAnotherInstance(t *testing.T) {
+	dir := initDir(t)
+	var mu sync.Mutex
+	now := time.Date(2026, 12, 3, 18, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	a := newRouteFixture(t, config.RequestSigningConfig{Enabled: true, KeyDir: dir}, Deps{AdminAuth: allowAdmin, Now: clock})
+	b := newRouteFixture(t, config.RequestSigningConfig{Enabled: true, KeyDir: dir}, Deps{AdminAuth: allowAdmin, Now: clock})
+	if st, _, body := a.do(t, "POST", PathRotate, `{"kid":"kid-a"}`); st != 200 {
+		t.Fatalf("rotate on a: %d %s", st, body)
+	}
+	if got := b.f.Ext("r", "h").Kid; got != "ts-2026-12-03" {
+		t.Errorf("b signs with %q within the reload interval; want the key it loaded", got)
+	}
+	advance(reloadInterval)
+	if got := b.f.Ext("r", "h").Kid; got != "kid-a" {
+		t.Errorf("b signs with %q after the interval, want kid-a", got)
+	}
+	if _, _, body := b.do(t, "GET", PathDiscovery, ""); !strings.Contains(body, `"kid": "kid-a"`) {
+		t.Errorf("b does not publish kid-a:\n%s", body)
+	}
+	// b rotates at once from what the directory holds, without waiting.
+	if st, _, body := b.do(t, "POST", PathRotate, `{"kid":"kid-b"}`); st != 200 || !strings.Contains(body, `"active_kids":["ts-2026-12-03","kid-a","kid-b"]`) {
+		t.Fatalf("rotate on b: %d %s", st, body)
+	}
+	if st, _, body := a.do(t, "POST", PathRotate, `{"kid":"kid-c"}`); st != 200 || !strings.Contains(body, `"previous_kid":"kid-b","active_kids":["ts-2026-12-03","kid-a","kid-b","kid-c"]`) {
+		t.Fatalf("rotate on a: %d %s", st, body)
 	}
 }

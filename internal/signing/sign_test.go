@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/ssatd/ssatd/internal/config"
 )
 
@@ -27,7 +29,7 @@ func TestRFC8032Vector1KeyEncoding(t *testing.T) {
 	dir := t.TempDir()
 	writeKeyDir(t, dir, "kid-a", base64.StdEncoding.EncodeToString(seed), string(publicJWK("kid-a", pub)))
 
-	s, err := openKeyStore(dir, nil, time.Now)
+	s, err := openKeyStore(dir, nil, time.Now, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
