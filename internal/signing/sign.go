@@ -140,8 +140,8 @@ func verifyWithJWK(jwk json.RawMessage, payload []byte, sig string) (bool, error
 
 // Ext is ext.trusted_server for one bid request, as upstream's Prebid
 // provider writes it (integrations/prebid.rs:1942-1970, openrtb.rs:
-// 132-148): request_host and request_scheme always; version, signature,
-// kid and ts when the request is signed. host is the publisher's domain
+// 132-148): request_host and request_scheme always, signing enabled or
+// not; version, signature, kid and ts when the request is signed. host is the publisher's domain
 // (the request's site.domain), id the bid request's id.
 func (f *Family) Ext(id, host string) *openrtb.TrustedServerExt {
 	ext := &openrtb.TrustedServerExt{RequestHost: host, RequestScheme: Scheme}
@@ -158,10 +158,4 @@ func (f *Family) Ext(id, host string) *openrtb.TrustedServerExt {
 	ext.TS = ts
 	ext.Signature = encodeSignature(ed25519.Sign(key, Payload(kid, host, Scheme, id, ts)))
 	return ext
-}
-
-// UnsignedExt is ext.trusted_server without a signature, as upstream
-// writes it when request signing is off.
-func UnsignedExt(_, host string) *openrtb.TrustedServerExt {
-	return &openrtb.TrustedServerExt{RequestHost: host, RequestScheme: Scheme}
 }
