@@ -15,7 +15,7 @@ import (
 var otherEnvVars = []string{
 	"SSATD_CONFIG", FormatEnv, "SSATD_LOG_FORMAT", "SSATD_LOG_LEVEL",
 	"SSATD_CORPUS", "SSATD_FUZZTIME", "SSATD_SCREENSHOTS", "SSATD_STRICT",
-	"SSATD_ACORN", "SSATD_REACT", "SSATD_SVELTEKIT", "SSATD_NUXT",
+	"SSATD_ACORN", "SSATD_REACT", "SSATD_SVELTEKIT", "SSATD_NUXT", "SSATD_REDIS_URL",
 }
 
 // envNames lists every SSATD_ variable that sets a configuration key, as
