@@ -157,7 +157,6 @@ func notFound(w http.ResponseWriter, _ *http.Request) {
 // a newline (app.rs:974-986).
 func textError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, msg+"\n")
 }
