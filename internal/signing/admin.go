@@ -81,6 +81,9 @@ func adminFailure(err error) (int, string) {
 	if errors.Is(err, errRefused) {
 		return refusedStatus, refusalText(err)
 	}
+	if d, ok := errors.AsType[*dirError](err); ok {
+		return http.StatusInternalServerError, "Configuration error: " + d.Msg
+	}
 	return http.StatusInternalServerError, "Configuration error: " + err.Error()
 }
 

@@ -58,6 +58,21 @@ func refusalText(err error) string {
 	return strings.TrimPrefix(err.Error(), errRefused.Error()+": ")
 }
 
+// dirError is a failure of the key directory: Msg is upstream's text for
+// the step that failed (rotation.rs:163-228, 283-295), which the admin
+// routes answer; the cause is logged.
+type dirError struct {
+	Msg string
+	err error
+}
+
+func (e *dirError) Error() string { return e.Msg + ": " + e.err.Error() }
+func (e *dirError) Unwrap() error { return e.err }
+
+func storeFailure(err error, format string, a ...any) error {
+	return &dirError{Msg: fmt.Sprintf(format, a...), err: err}
+}
+
 // reloadInterval is how often the key directory is checked for a change
 // made by another process (another instance sharing it, or an operator
 // copying entries in): a rotation on one instance reaches the others'
@@ -317,16 +332,16 @@ func (s *keyStore) rotate(kid string) (rotation, error) {
 	}
 	pub, priv, err := ed25519.GenerateKey(s.rand)
 	if err != nil {
-		return rotation{}, fmt.Errorf("generate key: %w", err)
+		return rotation{}, storeFailure(err, "failed to generate key")
 	}
 	jwk := publicJWK(kid, pub)
 	seed := base64.StdEncoding.EncodeToString(priv.Seed())
 	if err := writeFile(s.path(secretDir, kid), []byte(seed), 0o600); err != nil {
-		return rotation{}, fmt.Errorf("store private key '%s': %w", kid, err)
+		return rotation{}, storeFailure(err, "failed to store private key '%s'", kid)
 	}
 	if err := writeFile(s.path(jwkDir, kid), jwk, 0o644); err != nil {
 		_ = removeFile(s.path(secretDir, kid))
-		return rotation{}, fmt.Errorf("store public JWK '%s': %w", kid, err)
+		return rotation{}, storeFailure(err, "failed to store public JWK '%s'", kid)
 	}
 	if !slices.Contains(active, kid) {
 		active = append(active, kid)
@@ -334,14 +349,14 @@ func (s *keyStore) rotate(kid string) (rotation, error) {
 	if err := writeFile(filepath.Join(s.dir, activeKidsFile), []byte(strings.Join(active, ",")), 0o644); err != nil {
 		_ = removeFile(s.path(jwkDir, kid))
 		_ = removeFile(s.path(secretDir, kid))
-		return rotation{}, fmt.Errorf("update active-kids: %w", err)
+		return rotation{}, storeFailure(err, "failed to update active-kids")
 	}
 	s.active = active
 	s.jwks[kid] = jwk
 	if err := writeFile(filepath.Join(s.dir, currentKidFile), []byte(kid), 0o644); err != nil {
 		// As upstream: the new kid is published but unused, the old one
 		// still signs; a later rotation recovers.
-		return rotation{}, fmt.Errorf("update current-kid: %w", err)
+		return rotation{}, storeFailure(err, "failed to update current-kid")
 	}
 	s.current = kid
 	s.keys = map[string]ed25519.PrivateKey{kid: priv}
@@ -392,7 +407,7 @@ func (s *keyStore) deactivate(kid string, del bool) error {
 		return configError("cannot deactivate the last active key")
 	}
 	if err := writeFile(filepath.Join(s.dir, activeKidsFile), []byte(strings.Join(active, ",")), 0o644); err != nil {
-		return fmt.Errorf("update active-kids: %w", err)
+		return storeFailure(err, "failed to update active-kids")
 	}
 	s.active = active
 	s.seen = s.stamps()
@@ -401,10 +416,10 @@ func (s *keyStore) deactivate(kid string, del bool) error {
 		return nil
 	}
 	if err := removeFile(s.path(secretDir, kid)); err != nil {
-		return fmt.Errorf("delete signing key: %w", err)
+		return storeFailure(err, "failed to delete signing key from secret store")
 	}
 	if err := removeFile(s.path(jwkDir, kid)); err != nil {
-		return fmt.Errorf("delete JWK: %w", err)
+		return storeFailure(err, "failed to delete JWK from config store")
 	}
 	return nil
 }

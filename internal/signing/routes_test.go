@@ -3,9 +3,13 @@ package signing
 import (
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -282,5 +286,32 @@ func TestRotationReachesAnotherInstance(t *testing.T) {
 	}
 	if st, _, body := a.do(t, "POST", PathRotate, `{"kid":"kid-c"}`); st != 200 || !strings.Contains(body, `"previous_kid":"kid-b","active_kids":["ts-2026-12-03","kid-a","kid-b","kid-c"]`) {
 		t.Fatalf("rotate on a: %d %s", st, body)
+	}
+}
+
+// TestRotationFailureRollsBack catches a rotation whose JWK could not be
+// written leaving its private key behind, or answering other than
+// upstream: 500, success false, and the failed step's text
+// (rotation.rs:88-103, endpoints.rs:350-369).
+func TestRotationFailureRollsBack(t *testing.T) {
+	dir := initDir(t)
+	rf := newRouteFixture(t, config.RequestSigningConfig{Enabled: true, KeyDir: dir}, Deps{AdminAuth: allowAdmin})
+	// jwk/ becomes a file: no JWK can be written.
+	if err := os.Rename(filepath.Join(dir, jwkDir), filepath.Join(dir, "jwk.moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, jwkDir), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, _, body := rf.do(t, "POST", PathRotate, `{"kid":"kid-x"}`)
+	want := `{"success":false,"message":"Key rotation failed","new_kid":"","previous_kid":null,"active_kids":[],"jwk":{},"error":"Configuration error: failed to store public JWK 'kid-x'"}`
+	if st != 500 || body != want {
+		t.Errorf("%d %s\nwant 500 %s", st, body, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, secretDir, "kid-x")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("private key of the failed rotation left behind: %v", err)
+	}
+	if kid := rf.f.Ext("r", "h").Kid; kid != "ts-2026-12-03" {
+		t.Errorf("signs with %q after the failed rotation", kid)
 	}
 }
