@@ -4,6 +4,11 @@
 // signature and rotate and deactivate keys (IABTechLab/trusted-server
 // crates/trusted-server-core/src/request_signing/; docs/behaviour.md,
 // "Request signing").
+//
+// The daemon builds one Family from [request_signing] (New), routes each
+// of Routes() to Handler(), and gives the auction Signer() as
+// auction.OpenRTBOptions.TrustedServer, so that every bid request carries
+// ext.trusted_server.
 package signing
 
 import (

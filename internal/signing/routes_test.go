@@ -315,3 +315,37 @@ func TestRotationFailureRollsBack(t *testing.T) {
 		t.Errorf("signs with %q after the failed rotation", kid)
 	}
 }
+
+// TestHandlerServesExactlyRoutes catches Routes() and Handler() drifting
+// apart: the lead's route table is built from Routes(), so a route the
+// handler serves and Routes() omits would reach the origin, and one
+// Routes() lists and the handler lacks would answer 404 or 405.
+func TestHandlerServesExactlyRoutes(t *testing.T) {
+	rf := newRouteFixture(t, config.RequestSigningConfig{KeyDir: initDir(t)}, Deps{AdminAuth: func(w http.ResponseWriter, _ *http.Request) bool {
+		w.WriteHeader(http.StatusTeapot) // reached the admin gate
+		return false
+	}})
+	listed := map[string]bool{}
+	for _, r := range Routes() {
+		listed[r.Method+" "+r.Path] = true
+		st, _, _ := rf.do(t, r.Method, r.Path, "{}")
+		switch {
+		case r.Admin && st != http.StatusTeapot:
+			t.Errorf("%s %s: %d, not behind the admin gate", r.Method, r.Path, st)
+		case strings.HasPrefix(r.Path, "/admin/") && st != 404:
+			t.Errorf("%s %s: %d, want the legacy 404", r.Method, r.Path, st)
+		case !r.Admin && !strings.HasPrefix(r.Path, "/admin/") && (st == 404 || st == 405):
+			t.Errorf("%s %s: %d, not served", r.Method, r.Path, st)
+		}
+	}
+	for _, path := range []string{PathDiscovery, PathVerify, PathRotate, PathDeactivate} {
+		for _, m := range []string{"GET", "POST", "PUT", "DELETE"} {
+			if listed[m+" "+path] {
+				continue
+			}
+			if st, _, _ := rf.do(t, m, path, ""); st != 405 {
+				t.Errorf("%s %s, not in Routes(), answered %d", m, path, st)
+			}
+		}
+	}
+}
