@@ -151,3 +151,21 @@ func TestNewRefusesEnabledWithoutKey(t *testing.T) {
 		t.Errorf("an empty directory with signing off is an empty store: %v", err)
 	}
 }
+
+// BenchmarkExt is the cost signing adds to one bid request.
+func BenchmarkExt(b *testing.B) {
+	dir := b.TempDir()
+	if _, _, err := Init(dir, time.Now); err != nil {
+		b.Fatal(err)
+	}
+	f, err := New(config.RequestSigningConfig{Enabled: true, KeyDir: dir}, Deps{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if f.Ext("0123456789abcdef0123456789abcdef", "www.pub.example").Signature == "" {
+			b.Fatal("unsigned")
+		}
+	}
+}

@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"os"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -88,5 +91,63 @@ func TestBoltSecondOpenFailsInTime(t *testing.T) {
 	}
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("the second open failed after %s", took)
+	}
+}
+
+// BenchmarkStores: a Get and a conditional Set, each store.
+func BenchmarkStores(b *testing.B) {
+	c := newClock()
+	bs, err := OpenBolt(b.TempDir(), c.Now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bs.Close()
+	stores := map[string]Store{"bolt": bs}
+	if u := os.Getenv("SSATD_REDIS_URL"); u != "" {
+		rs, err := OpenRedis(RedisOptions{URL: u, Prefix: "ssatd-bench:"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer rs.Close()
+		stores["redis"] = rs
+	}
+	ctx := context.Background()
+	for name, s := range stores {
+		b.Run(name+"/Get", func(b *testing.B) {
+			mustSetB(b, s)
+			for b.Loop() {
+				if _, ok, err := s.Get(ctx, "ec:bench"); err != nil || !ok {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/SetIfAbsentParallel", func(b *testing.B) {
+			var n atomic.Int64
+			b.SetParallelism(16) // concurrent requests minting identities
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					k := "ec:par-" + strconv.FormatInt(n.Add(1), 10)
+					if _, err := s.Set(ctx, k, []byte(`{"v":1}`), nil, time.Hour, IfAbsent); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+		b.Run(name+"/SetIfAbsent", func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				i++
+				if _, err := s.Set(ctx, "ec:bench-"+strconv.Itoa(i), []byte(`{"v":1}`), nil, time.Hour, IfAbsent); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func mustSetB(b *testing.B, s Store) {
+	if _, err := s.Set(context.Background(), "ec:bench", []byte("v"), nil, 0, Always); err != nil {
+		b.Fatal(err)
 	}
 }
