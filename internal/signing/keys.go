@@ -136,7 +136,16 @@ func (s *keyStore) refresh(force bool) {
 	if s.stamps() == s.seen {
 		return
 	}
-	if err := s.load(); err != nil {
+	current, active, keys, jwks := s.current, s.active, s.keys, s.jwks
+	err := s.load()
+	if err == nil && s.current == "" && current != "" {
+		err = errors.New("it has no current key any more")
+	}
+	if err != nil {
+		// A directory emptied or half-copied must not stop the signing
+		// (bidders would drop unsigned requests): the last good keys stay,
+		// until the directory changes again.
+		s.current, s.active, s.keys, s.jwks, s.seen = current, active, keys, jwks, s.stamps()
 		s.log.Error("request signing: the key directory changed and does not load; keeping the keys loaded before", zap.Error(err))
 	}
 }

@@ -349,3 +349,49 @@ func TestHandlerServesExactlyRoutes(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptiedKeyDirectoryKeepsSigning catches an instance that stops
+// signing, or stops publishing its keys, when its key directory is
+// emptied or left half-written under it (a volume remounted, a copy in
+// progress): the keys loaded before stay until a good state appears.
+func TestEmptiedKeyDirectoryKeepsSigning(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		spoil func(dir string) error
+	}{
+		{"emptied", func(dir string) error {
+			os.Remove(filepath.Join(dir, currentKidFile))
+			return os.WriteFile(filepath.Join(dir, activeKidsFile), nil, 0o600)
+		}},
+		{"a kid without its JWK", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, activeKidsFile), []byte("ts-2026-12-03,kid-missing"), 0o600)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := initDir(t)
+			c := newClockAt(time.Date(2026, 12, 3, 18, 0, 0, 0, time.UTC))
+			rf := newRouteFixture(t, config.RequestSigningConfig{Enabled: true, KeyDir: dir}, Deps{Now: c.now})
+			if err := tc.spoil(dir); err != nil {
+				t.Fatal(err)
+			}
+			c.advance(reloadInterval)
+			if ext := rf.f.Ext("r", "h"); ext.Kid != "ts-2026-12-03" || ext.Signature == "" {
+				t.Errorf("after the directory broke: %+v", ext)
+			}
+			if st, _, body := rf.do(t, "GET", PathDiscovery, ""); st != 200 || !strings.Contains(body, "ts-2026-12-03") {
+				t.Errorf("discovery %d %s", st, body)
+			}
+		})
+	}
+}
+
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClockAt(t time.Time) *testClock { return &testClock{t: t} }
+
+func (c *testClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *testClock) advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
