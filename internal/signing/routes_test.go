@@ -356,7 +356,7 @@ func TestHandlerServesExactlyRoutes(t *testing.T) {
 // progress): the keys loaded before stay until a good state appears.
 func TestEmptiedKeyDirectoryKeepsSigning(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
+		name  string
 		spoil func(dir string) error
 	}{
 		{"emptied", func(dir string) error {
