@@ -29,6 +29,7 @@ commands:
   demo-bidder                 run the mock Prebid Server (OpenRTB) alone
   verify -url BASE [-path P]... [-origin HOST]
                               check a running deployment against SSAT behaviour (docs/testing.md)
+  keys init -dir DIR          create the first request-signing key in a key directory
   healthcheck                 probe a running daemon's /healthz (for container health checks)
   version                     print the version, commit and date
 
@@ -94,6 +95,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 		return cmdDemoBidder(ctx, args[1:], stdout, stderr, environ)
 	case "verify":
 		return cmdVerify(ctx, args[1:], stdout, stderr, environ)
+	case "keys":
+		return cmdKeys(args[1:], stdout, stderr)
 	case "healthcheck":
 		return cmdHealthcheck(ctx, args[1:], stdout, stderr, environ)
 	case "version", "-version", "--version":

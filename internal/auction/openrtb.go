@@ -59,6 +59,10 @@ type OpenRTBOptions struct {
 	Stats          *Stats
 	MaxBody        int64  // 0 is DefaultMaxBody
 	UserAgent      string // sent as User-Agent; never the client's
+	// TrustedServer, when set, is ext.trusted_server for a bid request,
+	// given its id and site.domain: the request's Ed25519 signature
+	// (internal/signing).
+	TrustedServer func(id, host string) *openrtb.TrustedServerExt
 }
 
 // OpenRTB calls every endpoint concurrently with one OpenRTB 2.6 bid request
@@ -438,6 +442,12 @@ func (p *OpenRTB) bidRequest(ctx context.Context, ep Endpoint, req Request) *ope
 	}
 	if ep.Debug {
 		br.Ext = &openrtb.BidRequestExt{Prebid: &openrtb.BidRequestExtPrebid{Debug: true, ReturnAllBidStatus: true}}
+	}
+	if p.o.TrustedServer != nil {
+		if br.Ext == nil {
+			br.Ext = &openrtb.BidRequestExt{}
+		}
+		br.Ext.TrustedServer = p.o.TrustedServer(br.ID, req.Domain)
 	}
 	if req.Consent != "" {
 		br.User = &openrtb.User{Consent: req.Consent}

@@ -43,6 +43,7 @@ type Config struct {
 	Geo                   GeoConfig             `toml:"geo" envPrefix:"GEO_"`
 	Bundle                BundleConfig          `toml:"bundle" envPrefix:"BUNDLE_"`
 	Tracing               TracingConfig         `toml:"tracing" envPrefix:"TRACING_"`
+	RequestSigning        RequestSigningConfig  `toml:"request_signing" envPrefix:"REQUEST_SIGNING_"`
 
 	// FirstParty is a Trusted Server file's /first-party/* settings
 	// (tsfirstparty.go); it has no native keys.

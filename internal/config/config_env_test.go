@@ -113,6 +113,7 @@ func TestEnvNames(t *testing.T) {
 		"SSATD_GEO_COUNTRY", "SSATD_GEO_REGION", "SSATD_GEO_CITY", "SSATD_GEO_LATITUDE", "SSATD_GEO_LONGITUDE", "SSATD_GEO_COUNTRY_HEADER",
 		"SSATD_BUNDLE_FILE",
 		"SSATD_TRACING_ENDPOINT", "SSATD_TRACING_SAMPLE_RATIO", "SSATD_TRACING_SERVICE_NAME",
+		"SSATD_REQUEST_SIGNING_ENABLED", "SSATD_REQUEST_SIGNING_KEY_DIR",
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("environment variable names:\n got %v\nwant %v", names, want)

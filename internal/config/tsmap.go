@@ -31,6 +31,7 @@ var tsMappedFrom = map[string]string{
 	"consent.conflict_resolution":           "consent.conflict_resolution.mode",
 	"consent.freshness_threshold_days":      "consent.conflict_resolution.freshness_threshold_days",
 	"creative_opportunities.slot":           "[[creative_opportunities.slot]]",
+	"request_signing.enabled":               "request_signing.enabled",
 }
 
 var tsMappedNativeKeys = slices.Sorted(maps.Keys(tsMappedFrom))
@@ -52,6 +53,13 @@ func (d *decoder) tsMap(ts *tsSettings, tree map[string]any, c *Config) []NotEmu
 	c.Consent.Policy = "upstream"
 	d.tsConsent(&ts.Consent, &c.Consent)
 	c.FirstParty = tsFirstParty(ts)
+	if rs := ts.RequestSigning; rs != nil {
+		// Upstream's config_store_id and secret_store_id name its Fastly
+		// stores; ssatd's stand-in for both is request_signing.key_dir,
+		// set in [ssatd.request_signing] (internal/signing).
+		c.RequestSigning.Enabled = rs.Enabled
+		d.alias("request_signing.enabled", "request_signing.enabled")
+	}
 
 	a := &c.Auction
 	a.Enabled = ts.Auction.Enabled

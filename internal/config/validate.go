@@ -50,6 +50,7 @@ func (c *Config) Validate() error {
 	c.validateGeo(&p)
 	c.validateBundle(&p)
 	c.validateConsent(&p)
+	c.validateRequestSigning(&p)
 	c.validateTracing(&p)
 	for i, ua := range c.Bots.UserAgents {
 		if strings.TrimSpace(ua) == "" {

@@ -26,9 +26,25 @@ type BidRequest struct {
 	Ext    *BidRequestExt `json:"ext,omitempty"`
 }
 
-// BidRequestExt is the request's ext: Prebid Server's debug switches.
+// BidRequestExt is the request's ext: Prebid Server's debug switches, and
+// Trusted Server's request signature.
 type BidRequestExt struct {
-	Prebid *BidRequestExtPrebid `json:"prebid,omitempty"`
+	Prebid        *BidRequestExtPrebid `json:"prebid,omitempty"`
+	TrustedServer *TrustedServerExt    `json:"trusted_server,omitempty"`
+}
+
+// TrustedServerExt is ext.trusted_server, its fields in upstream's order
+// (IABTechLab/trusted-server crates/trusted-server-core/src/openrtb.rs:
+// 132-148): the signing protocol's version, the base64url Ed25519
+// signature, the key's kid, the publisher's host and scheme, and the
+// signature's time in Unix milliseconds (internal/signing).
+type TrustedServerExt struct {
+	Version       string `json:"version,omitempty"`
+	Signature     string `json:"signature,omitempty"`
+	Kid           string `json:"kid,omitempty"`
+	RequestHost   string `json:"request_host,omitempty"`
+	RequestScheme string `json:"request_scheme,omitempty"`
+	TS            uint64 `json:"ts,omitempty"`
 }
 
 // BidRequestExtPrebid is ext.prebid: debug asks Prebid Server for its

@@ -9,5 +9,5 @@ package testutil
 // TestToolEnvListsEveryToolVariable (here) holds that the list is whole.
 var ToolEnv = []string{
 	StrictEnv, "SSATD_CORPUS", "SSATD_FUZZTIME", "SSATD_SCREENSHOTS",
-	"SSATD_ACORN", "SSATD_REACT", "SSATD_SVELTEKIT", "SSATD_NUXT",
+	"SSATD_ACORN", "SSATD_REACT", "SSATD_SVELTEKIT", "SSATD_NUXT", "SSATD_REDIS",
 }
