@@ -32,6 +32,7 @@ var tsMappedFrom = map[string]string{
 	"consent.freshness_threshold_days":      "consent.conflict_resolution.freshness_threshold_days",
 	"creative_opportunities.slot":           "[[creative_opportunities.slot]]",
 	"request_signing.enabled":               "request_signing.enabled",
+	"handlers":                              "[[handlers]]",
 }
 
 var tsMappedNativeKeys = slices.Sorted(maps.Keys(tsMappedFrom))
@@ -59,6 +60,12 @@ func (d *decoder) tsMap(ts *tsSettings, tree map[string]any, c *Config) []NotEmu
 		// set in [ssatd.request_signing] (internal/signing).
 		c.RequestSigning.Enabled = rs.Enabled
 		d.alias("request_signing.enabled", "request_signing.enabled")
+	}
+
+	// [[handlers]] as they are: path, username, password (settings.rs:
+	// 556-567).
+	for _, h := range ts.Handlers {
+		c.Handlers = append(c.Handlers, HandlerConfig{Path: h.Path, Username: Secret(h.Username), Password: Secret(h.Password)})
 	}
 
 	a := &c.Auction

@@ -19,7 +19,6 @@ type tsSectionNote struct {
 }
 
 var tsSectionNotes = []tsSectionNote{
-	{NotEmulated{"handlers", "no Basic authentication is asked on the paths listed: they reach the origin (auth.rs)"}, nil},
 	{NotEmulated{"ec", "no ts-ec cookie is set; /_ts/api/v1/identify and /_ts/api/v1/batch-sync are not served (ec/)"}, nil},
 	{NotEmulated{"response_headers", "the headers are not added to responses"}, nil},
 	{NotEmulated{"rewrite", "exclude_domains is not read: creatives are not rewritten at all"}, nil},
