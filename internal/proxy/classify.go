@@ -23,6 +23,7 @@ const (
 	routeBundle   route = "bundle"
 	routeAuction  route = "auction"
 	routePageBids route = "page-bids"
+	routeSigning  route = "signing" // internal/signing's routes
 )
 
 // why is the row of docs/behaviour.md's "Classification" table that put

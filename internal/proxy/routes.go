@@ -52,6 +52,10 @@ func (g *Guest) newRoutes(cfg *config.Config, bundle tsjs.Bundle) http.Handler {
 	serve(m, g.admitted(routeAuction), tsjs.AuctionPath, ts.Auction())
 	serve(m, g.admitted(routePageBids), tsjs.PageBidsPath, ts.PageBids(), http.MethodGet, http.MethodOptions)
 	serve(m, g.admitted(routePageBids), tsjs.PageBidsLegacyPath, ts.PageBids(), http.MethodGet, http.MethodOptions)
+
+	// Request signing (internal/signing): the discovery document, verify
+	// and the admin key routes, with a key directory.
+	g.signingRoutes(m)
 	return m
 }
 
