@@ -289,3 +289,37 @@ func TestConfigCheckMasksHandlerCredentials(t *testing.T) {
 		t.Errorf("config check output:\n%s\n%s", got.stdout, got.stderr)
 	}
 }
+
+// TestTesterCookieRoutes catches /_ts/set-tester and /_ts/clear-tester
+// not served as upstream's tester_cookie.rs: with [tester_cookie] on, 204
+// with the cookie on the configured domain; off, 404 rather than the
+// origin's answer, as upstream routes them whatever the switch.
+func TestTesterCookieRoutes(t *testing.T) {
+	origin := newTestOrigin(t)
+	conf := func(tester string) string {
+		return fmt.Sprintf("[server]\ndrain_period = \"0s\"\n\n[publisher]\ndomain = \"localhost\"\norigin_url = %q\n%s", origin.srv.URL, tester)
+	}
+	for _, tc := range []struct {
+		name, conf, path string
+		status           int
+		cookie           string
+	}{
+		{"set", conf("\n[tester_cookie]\nenabled = true\ncookie_domain = \".news.test\"\n"), "/_ts/set-tester", http.StatusNoContent,
+			"ts-tester=true; Domain=.news.test; Path=/; Secure; SameSite=Lax"},
+		{"clear", conf("\n[tester_cookie]\nenabled = true\ncookie_domain = \".news.test\"\n"), "/_ts/clear-tester", http.StatusNoContent,
+			"ts-tester=; Domain=.news.test; Path=/; Secure; SameSite=Lax; Max-Age=0"},
+		{"off", conf(""), "/_ts/set-tester", http.StatusNotFound, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := startDaemonWith(t, tc.conf, zaptest.NewLogger(t))
+			resp, err := newTestClient(t).Get("http://" + d.clientAddr + tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.status || resp.Header.Get("Set-Cookie") != tc.cookie || resp.Header.Get("X-Served-By") != "" {
+				t.Errorf("%d %q %q", resp.StatusCode, resp.Header.Get("Set-Cookie"), resp.Header.Get("X-Served-By"))
+			}
+		})
+	}
+}

@@ -46,7 +46,8 @@ type Config struct {
 	RequestSigning        RequestSigningConfig  `toml:"request_signing" envPrefix:"REQUEST_SIGNING_"`
 	// Handlers ask Basic authentication on the paths they match
 	// (handlers.go); set in the file only.
-	Handlers []HandlerConfig `toml:"handlers,omitempty" env:"-"`
+	Handlers     []HandlerConfig    `toml:"handlers,omitempty" env:"-"`
+	TesterCookie TesterCookieConfig `toml:"tester_cookie" envPrefix:"TESTER_COOKIE_"`
 
 	// FirstParty is a Trusted Server file's /first-party/* settings
 	// (tsfirstparty.go); it has no native keys.

@@ -33,6 +33,8 @@ var tsMappedFrom = map[string]string{
 	"creative_opportunities.slot":           "[[creative_opportunities.slot]]",
 	"request_signing.enabled":               "request_signing.enabled",
 	"handlers":                              "[[handlers]]",
+	"tester_cookie.enabled":                 "tester_cookie.enabled",
+	"tester_cookie.cookie_domain":           "publisher.cookie_domain",
 }
 
 var tsMappedNativeKeys = slices.Sorted(maps.Keys(tsMappedFrom))
@@ -67,6 +69,11 @@ func (d *decoder) tsMap(ts *tsSettings, tree map[string]any, c *Config) []NotEmu
 	for _, h := range ts.Handlers {
 		c.Handlers = append(c.Handlers, HandlerConfig{Path: h.Path, Username: Secret(h.Username), Password: Secret(h.Password)})
 	}
+
+	// tester_cookie.rs:11-16 writes publisher.cookie_domain.
+	c.TesterCookie = TesterCookieConfig{Enabled: ts.TesterCookie.Enabled, CookieDomain: ts.Publisher.CookieDomain}
+	d.alias("tester_cookie.enabled", "tester_cookie.enabled")
+	d.alias("tester_cookie.cookie_domain", "publisher.cookie_domain")
 
 	a := &c.Auction
 	a.Enabled = ts.Auction.Enabled

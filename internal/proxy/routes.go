@@ -9,6 +9,7 @@ import (
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/rewrite"
+	"github.com/ssatd/ssatd/internal/tester"
 	"github.com/ssatd/ssatd/internal/tsjs"
 )
 
@@ -56,6 +57,12 @@ func (g *Guest) newRoutes(cfg *config.Config, bundle tsjs.Bundle) http.Handler {
 	// Request signing (internal/signing): the discovery document, verify
 	// and the admin key routes, with a key directory.
 	g.signingRoutes(m)
+
+	// The tester cookie (internal/tester): GET only, 404 when
+	// tester_cookie is off, as upstream routes them whatever the switch.
+	tr := tester.New(cfg.TesterCookie)
+	serve(m, g.opened(routeTester), tester.SetPath, tr.Set(), http.MethodGet)
+	serve(m, g.opened(routeTester), tester.ClearPath, tr.Clear(), http.MethodGet)
 	return m
 }
 
