@@ -233,6 +233,14 @@ password = "page-SECRET"
 		t.Errorf("covered page with its credentials: %d %q", code, body)
 	}
 	b.wait(t) // its bid request, signed with the first key too
+	// With the admin credentials, what no route serves in the admin
+	// namespaces is answered 404 and never reaches the origin, which
+	// would see the credentials.
+	for _, path := range []string{"/_ts/admin/keys/rotate", "/_ts/admin/other", "/admin/keys%252Frotate"} {
+		if code, body := do(t, c, http.MethodGet, base+path, "ops", "rotate-SECRET"); code != http.StatusNotFound || strings.Contains(body, "<body>") {
+			t.Errorf("GET %s with admin credentials: %d %q, want 404 from ssatd", path, code, body)
+		}
+	}
 	code, body := do(t, c, http.MethodPost, base+signing.PathRotate, "ops", "rotate-SECRET")
 	var rotated struct {
 		NewKid      string `json:"new_kid"`

@@ -5,7 +5,8 @@
 // crates/trusted-server-core/src/auth.rs, enforce_basic_auth, run by the
 // Fastly adapter's AuthMiddleware ahead of its router,
 // crates/trusted-server-adapter-fastly/src/middleware.rs:120-137;
-// docs/behaviour.md, "Basic authentication").
+// docs/behaviour.md, "Basic authentication"); and the admin namespaces
+// that must never reach the origin (Reserved).
 package basicauth
 
 import (

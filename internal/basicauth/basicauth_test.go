@@ -98,3 +98,32 @@ func TestWriteAnswersAsUpstream(t *testing.T) {
 		}
 	}
 }
+
+// TestReservedMatchesUpstream catches an admin path that could reach the
+// origin with admin credentials, or a publisher path wrongly kept from
+// it, against upstream's reserves_admin_namespace (ec/admin.rs:96-151).
+func TestReservedMatchesUpstream(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/_ts/admin":               true,
+		"/_ts/admin/keys/rotate":   true,
+		"/_ts/administrator":       true, // the bare prefix, as upstream
+		"/_ts/admin%2Fec":          true,
+		"/_ts/%61dmin/x":           true,
+		"/admin/keys":              true,
+		"/admin/keys/rotate":       true,
+		"/admin%2Fkeys/rotate":     true,
+		"/admin%252Fkeys/rotate":   true,
+		"/admin%25252Fkeys/rotate": true,
+		"/admin%2525252525Fkeys/x": false, // past four rounds
+		"/admin/keystore":          false,
+		"/_ts/page-bids":           false,
+		"/news/_ts/admin":          false,
+		"/%zz/_ts":                 false,
+		"/_ts/%ff%fe":              false,
+		"/":                        false,
+	} {
+		if got := Reserved(path); got != want {
+			t.Errorf("Reserved(%q) = %v, want %v", path, got, want)
+		}
+	}
+}

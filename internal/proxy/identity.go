@@ -84,3 +84,27 @@ func (g *Guest) signingRoutes(m chi.Router) {
 		serve(m, in, rt.Path, h, rt.Method)
 	}
 }
+
+// fallback is where the route table sends what no line serves: the
+// origin, except the admin namespaces, whose requests may carry admin
+// credentials and bodies the origin must never see; those are answered
+// 404 as upstream's deny_admin_diagnostic_fallback answers them
+// (crates/trusted-server-core/src/ec/admin.rs:169-195, run first in the
+// Fastly adapter's dispatch_fallback, app.rs:745-752).
+func (g *Guest) fallback(w http.ResponseWriter, r *http.Request) {
+	if basicauth.Reserved(r.URL.EscapedPath()) {
+		g.opened(routeRejected)(http.HandlerFunc(adminNotFound)).ServeHTTP(w, r)
+		return
+	}
+	g.servePage(w, r)
+}
+
+// adminNotFound is upstream's json_error(404, ...) (ec/admin.rs:659-672).
+func adminNotFound(w http.ResponseWriter, _ *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusNotFound)
+	_, _ = w.Write([]byte(`{"error":"admin diagnostic route not found"}`))
+}
