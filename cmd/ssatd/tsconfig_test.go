@@ -57,7 +57,6 @@ func TestConfigCheckReadsATrustedServerFile(t *testing.T) {
 		{name: "detected", doc: tsFile, wantCode: 0,
 			wantStdout: []string{"(format: trusted-server, mapped onto ssatd's settings)", "url = 'http://127.0.0.1:8001/openrtb2/auction'", "timeout_ms = 800", "post_auction_timeout_ms = 2000", "gam_unit_path = '/123/atf'"},
 			wantStderr: []string{
-				"accepted, not emulated: [handlers]: no Basic authentication",
 				"accepted, not emulated: [ec]: no ts-ec cookie is set",
 				"accepted, not emulated: [publisher.proxy_secret]:",
 				"accepted, not emulated: [integrations.prebid]: only the server-side auction is emulated",
@@ -121,7 +120,7 @@ drain_period = "0s"
 			keys = append(keys, k)
 		}
 	}
-	want := []string{"handlers", "ec", "publisher.cookie_domain", "publisher.proxy_secret", "auction.rewrite_creatives", "integrations.prebid"}
+	want := []string{"ec", "publisher.cookie_domain", "publisher.proxy_secret", "auction.rewrite_creatives", "integrations.prebid"}
 	if !reflect.DeepEqual(keys, want) {
 		t.Errorf("accepted-not-emulated lines for %q, want %q", keys, want)
 	}
@@ -130,8 +129,8 @@ drain_period = "0s"
 	}
 	c := newTestClient(t)
 	_, _, body := get(t, c, "http://"+sc.adminAddr+"/metrics", "")
-	if !strings.Contains(body, "\nssatd_config_not_emulated 6\n") {
-		t.Errorf("/metrics lacks ssatd_config_not_emulated 6")
+	if !strings.Contains(body, "\nssatd_config_not_emulated 5\n") {
+		t.Errorf("/metrics lacks ssatd_config_not_emulated 5")
 	}
 	c.Transport.(*http.Transport).CloseIdleConnections()
 }
@@ -158,7 +157,13 @@ func TestConfigConvertWritesTheNativeFile(t *testing.T) {
 	if !strings.Contains(got.stderr, "dropped (accepted, not emulated): [ec]: no ts-ec cookie is set") {
 		t.Errorf("stderr does not say what was dropped:\n%s", got.stderr)
 	}
-	if strings.Contains(got.stdout+got.stderr, "SECRET") {
+	// The [[handlers]] credentials are the converted file's own keys, to
+	// ask them as the Trusted Server file did; no other secret is written.
+	handlerPassword := "password = 'handler-password-SECRET-0123456789abcdef'"
+	if !strings.Contains(got.stdout, handlerPassword) {
+		t.Errorf("the handler's password is not in the converted file:\n%s", got.stdout)
+	}
+	if strings.Contains(strings.Replace(got.stdout, handlerPassword, "", 1)+got.stderr, "SECRET") {
 		t.Errorf("a secret is written:\n%s\n%s", got.stdout, got.stderr)
 	}
 	native := invoke(t, []string{"config", "convert", "-config", writeConfig(t, got.stdout)}, nil)

@@ -44,6 +44,10 @@ type Config struct {
 	Bundle                BundleConfig          `toml:"bundle" envPrefix:"BUNDLE_"`
 	Tracing               TracingConfig         `toml:"tracing" envPrefix:"TRACING_"`
 	RequestSigning        RequestSigningConfig  `toml:"request_signing" envPrefix:"REQUEST_SIGNING_"`
+	// Handlers ask Basic authentication on the paths they match
+	// (handlers.go); set in the file only.
+	Handlers     []HandlerConfig    `toml:"handlers,omitempty" env:"-"`
+	TesterCookie TesterCookieConfig `toml:"tester_cookie" envPrefix:"TESTER_COOKIE_"`
 
 	// FirstParty is a Trusted Server file's /first-party/* settings
 	// (tsfirstparty.go); it has no native keys.
@@ -583,6 +587,7 @@ func (c *Config) WriteEffective(w io.Writer) error {
 		e.Headers = h
 		masked.Auction.OpenRTB = append(masked.Auction.OpenRTB, e)
 	}
+	masked.Handlers = maskedHandlers(masked.Handlers)
 	if err := toml.NewEncoder(w).Encode(masked); err != nil {
 		return fmt.Errorf("write effective config: %w", err)
 	}

@@ -114,6 +114,7 @@ func TestEnvNames(t *testing.T) {
 		"SSATD_BUNDLE_FILE",
 		"SSATD_TRACING_ENDPOINT", "SSATD_TRACING_SAMPLE_RATIO", "SSATD_TRACING_SERVICE_NAME",
 		"SSATD_REQUEST_SIGNING_ENABLED", "SSATD_REQUEST_SIGNING_KEY_DIR",
+		"SSATD_TESTER_COOKIE_ENABLED", "SSATD_TESTER_COOKIE_COOKIE_DOMAIN",
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("environment variable names:\n got %v\nwant %v", names, want)

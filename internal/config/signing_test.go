@@ -10,7 +10,10 @@ import (
 // enabled switch still noted as not emulated, or signing enabled without
 // a key directory accepted.
 func TestRequestSigningKeys(t *testing.T) {
-	tsSigning := "\n[request_signing]\nenabled = true\nconfig_store_id = \"cfg\"\nsecret_store_id = \"sec\"\n"
+	// A key directory serves the admin routes, which a handler must cover
+	// (handlers_test.go).
+	tsSigning := "\n[request_signing]\nenabled = true\nconfig_store_id = \"cfg\"\nsecret_store_id = \"sec\"\n" + adminHandler
+	native := minimalTOML + adminHandler
 	tests := []struct {
 		name    string
 		doc     string
@@ -19,9 +22,9 @@ func TestRequestSigningKeys(t *testing.T) {
 		err     string
 	}{
 		{name: "native default is off", doc: minimalTOML},
-		{name: "native keys", doc: minimalTOML + "\n[request_signing]\nenabled = true\nkey_dir = \"/var/lib/ssatd/keys\"\n",
+		{name: "native keys", doc: native + "\n[request_signing]\nenabled = true\nkey_dir = \"/var/lib/ssatd/keys\"\n",
 			want: RequestSigningConfig{Enabled: true, KeyDir: "/var/lib/ssatd/keys"}},
-		{name: "native environment", doc: minimalTOML, environ: []string{"SSATD_REQUEST_SIGNING_ENABLED=true", "SSATD_REQUEST_SIGNING_KEY_DIR=/k"},
+		{name: "native environment", doc: native, environ: []string{"SSATD_REQUEST_SIGNING_ENABLED=true", "SSATD_REQUEST_SIGNING_KEY_DIR=/k"},
 			want: RequestSigningConfig{Enabled: true, KeyDir: "/k"}},
 		{name: "native enabled without key_dir", doc: minimalTOML + "\n[request_signing]\nenabled = true\n", err: "request_signing.key_dir: is required"},
 		{name: "upstream file, key_dir in [ssatd]", doc: tsMinimal + tsSigning + "\n[ssatd.request_signing]\nkey_dir = \"keys\"\n",

@@ -13,8 +13,8 @@ import (
 // NativeTOML is c in ssatd's own format, with only the keys whose values
 // differ from ssatd's defaults: what `ssatd config convert` writes for a
 // Trusted Server file. Unlike WriteEffective it masks nothing, since the
-// output is a configuration file to use; a Trusted Server file's own
-// secrets are not in it, as no ssatd key holds them.
+// output is a configuration file to use: [[handlers]] credentials are
+// written as they are.
 func (c *Config) NativeTOML() ([]byte, error) {
 	// The defaults as Validate completes them (a slot's div_id, the
 	// preset's compute keys), so that those are not written either.
@@ -52,7 +52,33 @@ func (c *Config) NativeTOML() ([]byte, error) {
 		out.Write(b)
 		out.WriteString("\n")
 	}
+	if err := writeHandlers(&out, c.Handlers); err != nil {
+		return nil, err
+	}
 	return out.Bytes(), nil
+}
+
+// writeHandlers writes [[handlers]] with their credentials, which the
+// converted file needs to ask them: an array of tables, not one table.
+func writeHandlers(out *bytes.Buffer, hs []HandlerConfig) error {
+	if len(hs) == 0 {
+		return nil
+	}
+	type plain struct {
+		Path     string `toml:"path"`
+		Username string `toml:"username"`
+		Password string `toml:"password"`
+	}
+	ps := make([]plain, len(hs))
+	for i, h := range hs {
+		ps[i] = plain{h.Path, h.Username.Expose(), h.Password.Expose()}
+	}
+	b, err := toml.Marshal(map[string]any{"handlers": ps})
+	if err != nil {
+		return fmt.Errorf("write handlers: %w", err)
+	}
+	out.Write(b)
+	return nil
 }
 
 // asTable is c as the TOML tables WriteEffective would print, read back.

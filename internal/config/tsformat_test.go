@@ -73,8 +73,8 @@ func TestTrustedServerFileWithEverySectionLoads(t *testing.T) {
 	for _, n := range c.Source.NotEmulated {
 		noted = append(noted, n.Key)
 	}
-	for _, want := range []string{"handlers", "ec", "response_headers", "rewrite", "cache", "proxy",
-		"image_optimizer", "tinybird", "tester_cookie", "publisher.proxy_secret", "publisher.cookie_domain",
+	for _, want := range []string{"ec", "response_headers", "rewrite", "cache", "proxy",
+		"image_optimizer", "tinybird", "publisher.proxy_secret", "publisher.cookie_domain",
 		"auction.providers[1]", "auction.mediator", "debug.auction_html_comment",
 		"integrations.prebid", "integrations.prebid.bid_param_*", "integrations.aps", "integrations.gpt", "integrations.nextjs",
 	} {

@@ -32,6 +32,9 @@ var tsMappedFrom = map[string]string{
 	"consent.freshness_threshold_days":      "consent.conflict_resolution.freshness_threshold_days",
 	"creative_opportunities.slot":           "[[creative_opportunities.slot]]",
 	"request_signing.enabled":               "request_signing.enabled",
+	"handlers":                              "[[handlers]]",
+	"tester_cookie.enabled":                 "tester_cookie.enabled",
+	"tester_cookie.cookie_domain":           "publisher.cookie_domain",
 }
 
 var tsMappedNativeKeys = slices.Sorted(maps.Keys(tsMappedFrom))
@@ -60,6 +63,17 @@ func (d *decoder) tsMap(ts *tsSettings, tree map[string]any, c *Config) []NotEmu
 		c.RequestSigning.Enabled = rs.Enabled
 		d.alias("request_signing.enabled", "request_signing.enabled")
 	}
+
+	// [[handlers]] as they are: path, username, password (settings.rs:
+	// 556-567).
+	for _, h := range ts.Handlers {
+		c.Handlers = append(c.Handlers, HandlerConfig{Path: h.Path, Username: Secret(h.Username), Password: Secret(h.Password)})
+	}
+
+	// tester_cookie.rs:11-16 writes publisher.cookie_domain.
+	c.TesterCookie = TesterCookieConfig{Enabled: ts.TesterCookie.Enabled, CookieDomain: ts.Publisher.CookieDomain}
+	d.alias("tester_cookie.enabled", "tester_cookie.enabled")
+	d.alias("tester_cookie.cookie_domain", "publisher.cookie_domain")
 
 	a := &c.Auction
 	a.Enabled = ts.Auction.Enabled

@@ -19,7 +19,6 @@ type tsSectionNote struct {
 }
 
 var tsSectionNotes = []tsSectionNote{
-	{NotEmulated{"handlers", "no Basic authentication is asked on the paths listed: they reach the origin (auth.rs)"}, nil},
 	{NotEmulated{"ec", "no ts-ec cookie is set; /_ts/api/v1/identify and /_ts/api/v1/batch-sync are not served (ec/)"}, nil},
 	{NotEmulated{"response_headers", "the headers are not added to responses"}, nil},
 	{NotEmulated{"rewrite", "exclude_domains is not read: creatives are not rewritten at all"}, nil},
@@ -31,8 +30,6 @@ var tsSectionNotes = []tsSectionNote{
 	{NotEmulated{"image_optimizer", "no image optimisation"}, nil},
 	{NotEmulated{"tinybird", "no auction or access events are sent to Tinybird"},
 		func(ts *tsSettings) bool { return ts.Tinybird.Enabled || ts.Tinybird.AccessEnabled }},
-	{NotEmulated{"tester_cookie", "/_ts/set-tester and /_ts/clear-tester are not served (tester_cookie.rs)"},
-		func(ts *tsSettings) bool { return ts.TesterCookie.Enabled }},
 }
 
 // tsNotEmulated lists the notes for what the file sets.
@@ -46,7 +43,7 @@ func tsNotEmulated(ts *tsSettings, tree map[string]any) []NotEmulated {
 	pub, _ := tree["publisher"].(map[string]any)
 	pubNotes := map[string]string{
 		"proxy_secret":            "no first-party proxy or click URLs are minted (/first-party/proxy, /first-party/click)",
-		"cookie_domain":           "ssatd sets no cookies",
+		"cookie_domain":           "ssatd sets no ts-ec cookie; only the tester cookie uses it",
 		"max_buffered_body_bytes": "ssatd's limits apply instead ([ssatd.publisher] max_origin_response_bytes, max_decoded_body_bytes)",
 	}
 	for _, k := range slices.Sorted(maps.Keys(pubNotes)) {

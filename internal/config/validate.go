@@ -51,6 +51,8 @@ func (c *Config) Validate() error {
 	c.validateBundle(&p)
 	c.validateConsent(&p)
 	c.validateRequestSigning(&p)
+	c.validateHandlers(&p)
+	c.validateTesterCookie(&p)
 	c.validateTracing(&p)
 	for i, ua := range c.Bots.UserAgents {
 		if strings.TrimSpace(ua) == "" {

@@ -53,6 +53,9 @@ const (
 	PageBidsCrossSite
 	PageBidsNoSlots
 	PageBidsFormat
+	// [[handlers]] Basic authentication (internal/basicauth): 401, or
+	// 404 for an admin path no handler covers; not failures.
+	Unauthorized
 
 	// ReasonCount is the number of reasons; not a reason. Reasons run
 	// from None+1 to ReasonCount-1.
@@ -94,6 +97,7 @@ var reasonNames = [ReasonCount]string{
 	PageBidsCrossSite:  "page_bids_cross_site",
 	PageBidsNoSlots:    "page_bids_not_configured",
 	PageBidsFormat:     "page_bids_format",
+	Unauthorized:       "unauthorized",
 }
 
 // String is the reason's name in logs and metrics; "" for None and for a

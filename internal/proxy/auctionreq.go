@@ -11,13 +11,15 @@ import (
 	"github.com/ssatd/ssatd/internal/config"
 	privacy "github.com/ssatd/ssatd/internal/consent"
 	"github.com/ssatd/ssatd/internal/hostport"
+	"github.com/ssatd/ssatd/internal/openrtb"
 	"github.com/ssatd/ssatd/internal/ssat"
 )
 
 // providerFromConfig builds the auction provider named in the
 // configuration. The OpenRTB provider gets its own transport, separate
-// from the origin's; stats, when not nil, receives its counters.
-func providerFromConfig(cfg *config.Config, log *zap.Logger, stats *auction.Stats) auction.Provider {
+// from the origin's; stats, when not nil, receives its counters; signer
+// writes each bid request's ext.trusted_server (signing.Family.Signer).
+func providerFromConfig(cfg *config.Config, log *zap.Logger, stats *auction.Stats, signer func(id, host string) *openrtb.TrustedServerExt) auction.Provider {
 	a := &cfg.Auction
 	switch a.Provider {
 	case config.AuctionProviderStatic:
@@ -43,6 +45,7 @@ func providerFromConfig(cfg *config.Config, log *zap.Logger, stats *auction.Stat
 			ConnectTimeout: time.Duration(a.TimeoutMS) * time.Millisecond,
 			Logger:         log.Named("auction"),
 			Stats:          stats,
+			TrustedServer:  signer,
 		})
 	}
 	return auction.None{}

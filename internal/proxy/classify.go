@@ -23,6 +23,8 @@ const (
 	routeBundle   route = "bundle"
 	routeAuction  route = "auction"
 	routePageBids route = "page-bids"
+	routeSigning  route = "signing" // internal/signing's routes
+	routeTester   route = "tester"  // internal/tester's routes
 )
 
 // why is the row of docs/behaviour.md's "Classification" table that put

@@ -89,6 +89,7 @@ type Guest struct {
 	codecOptions
 	debugOptions
 	computeOptions
+	identityOptions
 	log     *zap.Logger
 	metrics *metrics.Set
 	rp      *httputil.ReverseProxy
@@ -221,6 +222,9 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	}
 	g.hosts = newHostPolicy(cfg.Publisher.Domain, cfg.Publisher.AllowedHosts, cfg.Server.TrustedPrefixes, cfg.Server.Listen)
 	g.hosts.geo = geoOptionsOf(&cfg.Geo)
+	if err := g.newIdentity(cfg); err != nil {
+		return nil, err
+	}
 	g.provider = g.auctionProvider(cfg, o.Provider, o.AuctionStats)
 	transport := o.Transport
 	if transport == nil {
@@ -245,7 +249,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 // its endpoint metrics registered on the guest's set.
 func (g *Guest) auctionProvider(cfg *config.Config, p auction.Provider, stats *auction.Stats) auction.Provider {
 	if p == nil {
-		p = providerFromConfig(cfg, g.log, stats)
+		p = providerFromConfig(cfg, g.log, stats, g.signing.Signer())
 	}
 	if stats != nil {
 		return p
@@ -449,7 +453,7 @@ func (x *exchange) copyErr() error {
 func (g *Guest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{prepared: prepared{start: time.Now(), view: g.hosts.view(r), inFlightDone: g.metrics.Started()}}
 	x.front = &firstByteWriter{ResponseWriter: w, x: x}
-	if g.refuse(x.front, r, x) {
+	if g.refuse(x.front, r, x) || g.challenge(x.front, r, x) {
 		return
 	}
 	g.stripOverflowCookie(r)

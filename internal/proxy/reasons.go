@@ -35,6 +35,7 @@ const (
 	reasonHeaderOverflow     = family.HeaderOverflow
 	reasonCPULimit           = family.CPULimit
 	reasonRuntimeLimit       = family.RuntimeLimit
+	reasonUnauthorized       = family.Unauthorized
 
 	reasonCount = family.ReasonCount // the number of reasons; not a reason
 )

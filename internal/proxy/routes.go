@@ -9,6 +9,7 @@ import (
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/rewrite"
+	"github.com/ssatd/ssatd/internal/tester"
 	"github.com/ssatd/ssatd/internal/tsjs"
 )
 
@@ -19,7 +20,8 @@ import (
 // method it does not route to its publisher fallback
 // (IABTechLab/trusted-server crates/trusted-server-adapter-fastly/src/
 // app.rs:1081-1185, NAMED_ROUTES, and app.rs:1264-1285, where each named
-// route's other methods and "/{*rest}" get fallback_handler).
+// route's other methods and "/{*rest}" get fallback_handler), except the
+// admin namespaces, answered 404 (fallback, identity.go).
 //
 // A family is a package whose handlers get the guest through family.Seam
 // (internal/family); it is built here from the configuration and the seam.
@@ -41,8 +43,8 @@ func (g *Guest) newRoutes(cfg *config.Config, bundle tsjs.Bundle) http.Handler {
 	m := chi.NewRouter()
 	// First, so that a family mounted below inherits the fall-through for
 	// what it does not serve itself.
-	m.NotFound(g.servePage)
-	m.MethodNotAllowed(g.servePage)
+	m.NotFound(g.fallback)
+	m.MethodNotAllowed(g.fallback)
 
 	// tsjs (internal/tsjs). Upstream routes only POST on /auction and
 	// sends its other methods to the origin; ssatd answers them 405 with
@@ -52,6 +54,16 @@ func (g *Guest) newRoutes(cfg *config.Config, bundle tsjs.Bundle) http.Handler {
 	serve(m, g.admitted(routeAuction), tsjs.AuctionPath, ts.Auction())
 	serve(m, g.admitted(routePageBids), tsjs.PageBidsPath, ts.PageBids(), http.MethodGet, http.MethodOptions)
 	serve(m, g.admitted(routePageBids), tsjs.PageBidsLegacyPath, ts.PageBids(), http.MethodGet, http.MethodOptions)
+
+	// Request signing (internal/signing): the discovery document, verify
+	// and the admin key routes, with a key directory.
+	g.signingRoutes(m)
+
+	// The tester cookie (internal/tester): GET only, 404 when
+	// tester_cookie is off, as upstream routes them whatever the switch.
+	tr := tester.New(cfg.TesterCookie)
+	serve(m, g.opened(routeTester), tester.SetPath, tr.Set(), http.MethodGet)
+	serve(m, g.opened(routeTester), tester.ClearPath, tr.Clear(), http.MethodGet)
 	return m
 }
 
