@@ -92,7 +92,24 @@ type AuctionCall struct {
 	PageURL string
 	Consent privacy.Decision
 	Timeout time.Duration
+	// Render is where the bids' creatives are rendered, which decides how
+	// the guest makes them first party.
+	Render Render
 }
+
+// Render is where winning creatives are rendered (docs/behaviour.md,
+// "First-party routes").
+type Render uint8
+
+const (
+	// RenderInline: in the page, or in a frame of a foreign origin that
+	// the page's bids reach (the page's bids, /_ts/page-bids):
+	// ${AUCTION_PRICE} expanded, absolute first-party URLs, no bundle.
+	RenderInline Render = iota
+	// RenderAuction: in a frame tsjs builds on the publisher's origin from
+	// the POST /auction answer: root-relative URLs, the bundle in <body>.
+	RenderAuction
+)
 
 // Why a request is not SSAT-eligible (docs/behaviour.md, "Eligibility"):
 // the access line's ineligible field.

@@ -23,6 +23,8 @@ const (
 	routeBundle   route = "bundle"
 	routeAuction  route = "auction"
 	routePageBids route = "page-bids"
+	// The four /first-party/* routes (internal/firstparty).
+	routeFirstParty route = "first-party"
 )
 
 // why is the row of docs/behaviour.md's "Classification" table that put

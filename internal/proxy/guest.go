@@ -47,6 +47,7 @@ import (
 	"github.com/ssatd/ssatd/internal/config"
 	privacy "github.com/ssatd/ssatd/internal/consent"
 	"github.com/ssatd/ssatd/internal/csp"
+	"github.com/ssatd/ssatd/internal/firstparty"
 	"github.com/ssatd/ssatd/internal/metrics"
 	bodypipe "github.com/ssatd/ssatd/internal/pipeline"
 	"github.com/ssatd/ssatd/internal/rewrite"
@@ -94,6 +95,10 @@ type Guest struct {
 	rp      *httputil.ReverseProxy
 	// routes is the client side's route table (routes.go).
 	routes http.Handler
+	// firstParty serves /first-party/* (nil without publisher.proxy_secret);
+	// creatives makes winning creatives first party (firstparty.go).
+	firstParty *firstparty.Family
+	creatives  creatives
 	// cdnLoop is this guest's own CDN-Loop entry (RFC 8586), added to
 	// every origin request; a request that already carries it has looped.
 	cdnLoop string
@@ -226,6 +231,10 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	if transport == nil {
 		transport = newOriginTransport(cfg)
 	}
+	if g.firstParty, err = g.newFirstParty(&cfg.FirstParty); err != nil {
+		return nil, err
+	}
+	g.creatives = newCreatives(&cfg.FirstParty, g.firstParty, g.bundleTag, g.log.Named("creatives"))
 	g.routes = g.newRoutes(cfg, tsjs.Bundle{JS: js, Hash: g.bundleHash, User: userBundle, Hint: g.canHint})
 	g.rp = &httputil.ReverseProxy{
 		Rewrite:        g.rewriteOriginRequest,
@@ -334,6 +343,9 @@ func (g *Guest) Close() {
 	}
 	if p, ok := g.provider.(interface{ Close() }); ok {
 		p.Close()
+	}
+	if g.firstParty != nil {
+		g.firstParty.Close()
 	}
 }
 
