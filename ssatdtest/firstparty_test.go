@@ -194,3 +194,61 @@ func doJSON(t *testing.T, srv *ssatdtest.Server, req *http.Request, v any) {
 		t.Fatalf("%s: %v in %s", req.URL.Path, err, body)
 	}
 }
+
+// auction.rewrite_creatives and sanitize_creatives decide what the page's
+// bid carries, as upstream's process_inline_auction_creative does: with
+// rewriting off the creative keeps its third-party URLs (its price macro
+// still expanded), sanitizing removes scripts and handlers before
+// rewriting, a creative sanitized to nothing loses its bid, and a native
+// configuration passes the creative untouched.
+func TestCreativeSettingsDecideWhatThePageGets(t *testing.T) {
+	ad := startAdServer(t)
+	origin := startOrigin(t, page)
+	script := `<script src="` + ad.URL + `/ad.js"></script>`
+	img := `<img src="` + ad.URL + `/x.png" onerror="steal()">`
+	withAuction := func(keys string) func(string) string {
+		return func(pbs string) string {
+			return strings.Replace(tsFirstPartyConfig(origin.URL, pbs), "[auction]\n", "[auction]\n"+keys+"\n", 1)
+		}
+	}
+	for _, tc := range []struct {
+		name, creative string
+		config         func(pbs string) string
+		want           func(adm string) bool // nil: no bid
+	}{
+		{"rewrite off", ad.creative(), withAuction("rewrite_creatives = false"),
+			func(adm string) bool { return adm == strings.Replace(ad.creative(), "${AUCTION_PRICE}", "2.35", 1) }},
+		{"sanitized, then rewritten", script + img, withAuction("sanitize_creatives = true"),
+			func(adm string) bool {
+				return !strings.Contains(adm, "script") && !strings.Contains(adm, "onerror") &&
+					strings.HasPrefix(adm, `<img src="`+srvURLMarker+`/first-party/proxy?tsurl=`)
+			}},
+		{"sanitized to nothing", script, withAuction("sanitize_creatives = true"), nil},
+		{"native configuration", ad.creative(),
+			func(pbs string) string { return nativeConfig(origin.URL, pbs+ssatdtest.AuctionPath, "builtin") },
+			func(adm string) bool { return adm == ad.creative() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bidder := ssatdtest.NewBidder(t, ssatdtest.Answer{Offers: []ssatdtest.Offer{
+				{Slot: "atf", Seat: "alpha", Price: "2.35", Creative: tc.creative}}})
+			srv := ssatdtest.Start(t, tc.config(strings.TrimSuffix(bidder.URL, ssatdtest.AuctionPath)))
+			_, body, err := srv.Navigate("/news/a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			bid, ok := parse(t, body).Bids["atf"]
+			switch {
+			case tc.want == nil && ok:
+				t.Errorf("the page has a bid, adm %q", bid.Adm)
+			case tc.want != nil && !ok:
+				t.Errorf("the page has no bid")
+			case tc.want != nil && !tc.want(strings.ReplaceAll(bid.Adm, srv.URL, srvURLMarker)):
+				t.Errorf("adm %s", bid.Adm)
+			}
+			http.DefaultClient.CloseIdleConnections()
+		})
+	}
+}
+
+// srvURLMarker stands for the daemon's URL in an expected adm.
+const srvURLMarker = "SSATD"
