@@ -59,9 +59,10 @@ func TestConfigCheckReadsATrustedServerFile(t *testing.T) {
 			wantStderr: []string{
 				"accepted, not emulated: [handlers]: no Basic authentication",
 				"accepted, not emulated: [ec]: no ts-ec cookie is set",
-				"accepted, not emulated: [publisher.proxy_secret]:",
 				"accepted, not emulated: [integrations.prebid]: only the server-side auction is emulated",
-			}},
+			},
+			// The first-party routes and creative rewriting are served.
+			notStderr: []string{"[publisher.proxy_secret]", "[auction.rewrite_creatives]"}},
 		{name: "native file says so", doc: "[publisher]\ndomain = \"a.test\"\norigin_url = \"http://127.0.0.1:8000\"\n", wantCode: 0,
 			wantStdout: []string{"(format: ssatd)"}, notStderr: []string{"accepted, not emulated"}},
 		{name: "misspelt key", doc: strings.Replace(tsFile, "gam_network_id", "gam_network", 1), wantCode: 1,
@@ -121,7 +122,7 @@ drain_period = "0s"
 			keys = append(keys, k)
 		}
 	}
-	want := []string{"handlers", "ec", "publisher.cookie_domain", "publisher.proxy_secret", "auction.rewrite_creatives", "integrations.prebid"}
+	want := []string{"handlers", "ec", "publisher.cookie_domain", "integrations.prebid"}
 	if !reflect.DeepEqual(keys, want) {
 		t.Errorf("accepted-not-emulated lines for %q, want %q", keys, want)
 	}
@@ -130,8 +131,8 @@ drain_period = "0s"
 	}
 	c := newTestClient(t)
 	_, _, body := get(t, c, "http://"+sc.adminAddr+"/metrics", "")
-	if !strings.Contains(body, "\nssatd_config_not_emulated 6\n") {
-		t.Errorf("/metrics lacks ssatd_config_not_emulated 6")
+	if !strings.Contains(body, "\nssatd_config_not_emulated 4\n") {
+		t.Errorf("/metrics lacks ssatd_config_not_emulated 4")
 	}
 	c.Transport.(*http.Transport).CloseIdleConnections()
 }
