@@ -335,7 +335,8 @@ func newOriginTransport(cfg *config.Config) *http.Transport {
 	}
 }
 
-// Close releases the guest's idle origin connections. In-flight requests
+// Close releases the guest's idle connections: the origin's, the bid
+// endpoints' and the first-party proxy's. In-flight requests
 // are not affected; call it after the server has shut down.
 func (g *Guest) Close() {
 	if t, ok := g.rp.Transport.(interface{ CloseIdleConnections() }); ok {
