@@ -92,6 +92,12 @@ type Deps struct {
 	BundleTag string
 	// RootCAs verifies third parties' certificates; nil is the system pool.
 	RootCAs *x509.CertPool
+	// Scheme is the scheme the client used, which a protocol-relative URL
+	// given to /first-party/sign inherits: upstream falls back from the
+	// request URI's to the TLS and forwarded metadata
+	// (core/proxy.rs:1684-1698), as the daemon's view of the client does
+	// behind a trusted proxy; nil takes the request's own (its TLS).
+	Scheme func(*http.Request) string
 	// OnFetch, if set, is called before each outgoing request (each hop of
 	// a redirect chain), so that the daemon can count it as a backend
 	// request under compute.limits = "fastly".
@@ -140,6 +146,9 @@ func New(cfg Config, deps Deps) (*Family, error) {
 	}
 	if deps.ClientKey == nil {
 		deps.ClientKey = remoteHost
+	}
+	if deps.Scheme == nil {
+		deps.Scheme = requestScheme
 	}
 	f := &Family{cfg: cfg, deps: deps, signer: signer, slots: newClientSlots(cfg.PerClient)}
 	f.client = f.newClient()

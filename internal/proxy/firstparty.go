@@ -31,6 +31,7 @@ func (g *Guest) newFirstParty(fp *config.FirstPartyConfig) (*firstparty.Family, 
 	}, firstparty.Deps{
 		Log:       g.log.Named("firstparty"),
 		ClientKey: g.firstPartyClient,
+		Scheme:    g.firstPartyScheme,
 		// A proxied HTML document gets the creative runtime at the start of
 		// its <body>, as upstream's rewrite_proxied_html does
 		// (crates/trusted-server-core/src/creative.rs:596-598).
@@ -55,6 +56,18 @@ func (g *Guest) firstPartyClient(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
+}
+
+// firstPartyScheme is the scheme the client used, as the guest decided it
+// (behind a trusted proxy, the forwarded one).
+func (g *Guest) firstPartyScheme(r *http.Request) string {
+	if x := exchangeOf(r); x != nil && x.view.scheme != "" {
+		return x.view.scheme
+	}
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
 }
 
 // creatives makes winning creatives first party as Trusted Server does

@@ -129,3 +129,31 @@ func TestFirstPartyFetchesCountPerForwardedClient(t *testing.T) {
 		}
 	}
 }
+
+// /first-party/sign gives a protocol-relative URL the scheme the client
+// used, as the guest decided it: behind a trusted proxy that terminated
+// TLS, https. It took the scheme of the proxy's plain connection to ssatd,
+// and signed an http URL for an https page.
+func TestFirstPartySignTakesTheForwardedScheme(t *testing.T) {
+	e := newEnv(t, http.NotFoundHandler(), func(c *config.Config) {
+		c.Server.TrustedProxies = []string{"127.0.0.0/8", "::1/128"}
+		c.FirstParty = config.FirstPartyConfig{ProxySecret: "sign-scheme-test-secret", CertificateCheck: true}
+	})
+	for _, tc := range []struct {
+		name, proto, want string
+	}{
+		{"forwarded https", "https", "tsurl=https%3A%2F%2Fcdn.example%2Fa.png"},
+		{"plain", "", "tsurl=http%3A%2F%2Fcdn.example%2Fa.png"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var opts []reqOpt
+			if tc.proto != "" {
+				opts = append(opts, header("X-Forwarded-Proto", tc.proto))
+			}
+			resp, body := e.mustGet(t, firstparty.PathSign+"?url=//cdn.example/a.png", opts...)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), tc.want) {
+				t.Errorf("%d %s, want %s", resp.StatusCode, body, tc.want)
+			}
+		})
+	}
+}
