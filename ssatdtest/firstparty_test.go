@@ -22,15 +22,36 @@ type adServer struct {
 	mu      sync.Mutex
 	prices  []string // ?p= of each pixel request
 	cookies []string // every Cookie header it was sent
+	// seen is each request's path after who sent it: "browser:<dest>" when
+	// it carries Sec-Fetch-Dest, which the first-party proxy never
+	// forwards, else "proxy".
+	seen []string
+	// fetched is signalled on each request.
+	fetched chan struct{}
+}
+
+func (a *adServer) log() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.seen...)
 }
 
 var adImage = []byte("\x89PNG\r\n\x1a\nstand-in image bytes")
 
 func startAdServer(t *testing.T) *adServer {
 	t.Helper()
-	a := &adServer{}
+	a := &adServer{fetched: make(chan struct{}, 64)}
 	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		who := "proxy"
+		if d := r.Header.Get("Sec-Fetch-Dest"); d != "" {
+			who = "browser:" + d
+		}
 		a.mu.Lock()
+		a.seen = append(a.seen, who+" "+r.URL.Path)
+		select {
+		case a.fetched <- struct{}{}:
+		default:
+		}
 		a.cookies = append(a.cookies, r.Header.Values("Cookie")...)
 		if r.URL.Path == "/px" {
 			a.prices = append(a.prices, r.URL.Query().Get("p"))
