@@ -65,7 +65,8 @@ type Seam interface {
 
 	// Auction runs the configured auction for r under c.Timeout and
 	// returns once the provider has returned, so that nothing outlives r:
-	// the winning bids by slot ID, and how long the auction took. It
+	// the winning bids by slot ID, their creatives made first party for
+	// c.Render, and how long the auction took. It
 	// records r as eligible, with the auction's outcome and duration.
 	Auction(r *http.Request, c AuctionCall) (bids map[string]ssat.Bid, took time.Duration)
 
