@@ -120,12 +120,12 @@ func New(cfg Config, deps Deps) (*Family, error) {
 		return nil, err
 	}
 	for _, d := range cfg.AllowedDomains {
-		if err := checkDomainPattern(d); err != nil {
+		if err := CheckDomainPattern(d); err != nil {
 			return nil, fmt.Errorf("firstparty: proxy.allowed_domains: %w", err)
 		}
 	}
 	for _, d := range cfg.ExcludeDomains {
-		if err := checkDomainPattern(d); err != nil {
+		if err := CheckDomainPattern(d); err != nil {
 			return nil, fmt.Errorf("firstparty: rewrite.exclude_domains: %w", err)
 		}
 	}
@@ -162,7 +162,9 @@ func setDefault[T comparable](v *T, d T) {
 	}
 }
 
-func checkDomainPattern(d string) error {
+// CheckDomainPattern reports whether d is a host or "*.domain", as
+// [proxy] allowed_domains and [rewrite] exclude_domains entries must be.
+func CheckDomainPattern(d string) error {
 	h := strings.TrimPrefix(d, "*.")
 	if h == "" || strings.ContainsAny(h, "/:*?#@ ") && !isIPv6Literal(h) {
 		return fmt.Errorf("%q is not a host or *.domain", d)
