@@ -156,8 +156,11 @@ func TestConfigConvertWritesTheNativeFile(t *testing.T) {
 	if _, ok := lookup(m, "server"); ok {
 		t.Errorf("defaults written:\n%s", got.stdout)
 	}
-	if !strings.Contains(got.stderr, "dropped (accepted, not emulated): [ec]: no ts-ec cookie is set") {
-		t.Errorf("stderr does not say what was dropped:\n%s", got.stderr)
+	for _, dropped := range []string{"dropped (accepted, not emulated): [ec]: no ts-ec cookie is set",
+		"dropped (no native key): publisher.proxy_secret"} {
+		if !strings.Contains(got.stderr, dropped) {
+			t.Errorf("stderr does not say %q was dropped:\n%s", dropped, got.stderr)
+		}
 	}
 	if strings.Contains(got.stdout+got.stderr, "SECRET") {
 		t.Errorf("a secret is written:\n%s\n%s", got.stdout, got.stderr)
