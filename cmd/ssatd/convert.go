@@ -27,6 +27,12 @@ func cmdConfigConvert(args []string, stdout, stderr io.Writer, environ []string)
 	for _, n := range cfg.Source.NotEmulated {
 		fmt.Fprintf(stderr, "dropped (accepted, not emulated): %s\n", n)
 	}
+	if cfg.FirstParty.ProxySecret.Expose() != "" {
+		// Served from a Trusted Server file only: no native key holds them.
+		fmt.Fprintf(stderr, "dropped (no native key): publisher.proxy_secret, [proxy] allowed_domains and certificate_check, "+
+			"[rewrite] exclude_domains, auction.rewrite_creatives and sanitize_creatives: the native file serves no "+
+			"/first-party/* routes and passes creatives as bidders send them\n")
+	}
 	fmt.Fprintf(stdout, "# ssatd's format, converted from the Trusted Server file %s by ssatd config convert;\n# keys left out have ssatd's defaults (README.md, \"Configuration\").\n\n", describe(path))
 	_, err = stdout.Write(out)
 	if err != nil {

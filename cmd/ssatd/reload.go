@@ -21,8 +21,8 @@ import (
 type generation struct {
 	cfg     *config.Config
 	handler http.Handler
-	// release closes the guest's idle connections: its origin transport's
-	// and its bid endpoints' (proxy.Guest.Close). A transport stays usable
+	// release closes the guest's idle connections: its origin transport's,
+	// its bid endpoints' and its /first-party/proxy's (proxy.Guest.Close). A transport stays usable
 	// after it, so a late call costs only a new connection. Then it calls
 	// daemon.onGenRelease (tests).
 	release func()

@@ -58,9 +58,10 @@ func TestConfigCheckReadsATrustedServerFile(t *testing.T) {
 			wantStdout: []string{"(format: trusted-server, mapped onto ssatd's settings)", "url = 'http://127.0.0.1:8001/openrtb2/auction'", "timeout_ms = 800", "post_auction_timeout_ms = 2000", "gam_unit_path = '/123/atf'"},
 			wantStderr: []string{
 				"accepted, not emulated: [ec]: no ts-ec cookie is set",
-				"accepted, not emulated: [publisher.proxy_secret]:",
 				"accepted, not emulated: [integrations.prebid]: only the server-side auction is emulated",
-			}},
+			},
+			// The first-party routes and creative rewriting are served.
+			notStderr: []string{"[publisher.proxy_secret]", "[auction.rewrite_creatives]"}},
 		{name: "native file says so", doc: "[publisher]\ndomain = \"a.test\"\norigin_url = \"http://127.0.0.1:8000\"\n", wantCode: 0,
 			wantStdout: []string{"(format: ssatd)"}, notStderr: []string{"accepted, not emulated"}},
 		{name: "misspelt key", doc: strings.Replace(tsFile, "gam_network_id", "gam_network", 1), wantCode: 1,
@@ -120,7 +121,7 @@ drain_period = "0s"
 			keys = append(keys, k)
 		}
 	}
-	want := []string{"ec", "publisher.cookie_domain", "publisher.proxy_secret", "auction.rewrite_creatives", "integrations.prebid"}
+	want := []string{"ec", "publisher.cookie_domain", "integrations.prebid"}
 	if !reflect.DeepEqual(keys, want) {
 		t.Errorf("accepted-not-emulated lines for %q, want %q", keys, want)
 	}
@@ -129,8 +130,8 @@ drain_period = "0s"
 	}
 	c := newTestClient(t)
 	_, _, body := get(t, c, "http://"+sc.adminAddr+"/metrics", "")
-	if !strings.Contains(body, "\nssatd_config_not_emulated 5\n") {
-		t.Errorf("/metrics lacks ssatd_config_not_emulated 5")
+	if !strings.Contains(body, "\nssatd_config_not_emulated 3\n") {
+		t.Errorf("/metrics lacks ssatd_config_not_emulated 3")
 	}
 	c.Transport.(*http.Transport).CloseIdleConnections()
 }
@@ -154,8 +155,11 @@ func TestConfigConvertWritesTheNativeFile(t *testing.T) {
 	if _, ok := lookup(m, "server"); ok {
 		t.Errorf("defaults written:\n%s", got.stdout)
 	}
-	if !strings.Contains(got.stderr, "dropped (accepted, not emulated): [ec]: no ts-ec cookie is set") {
-		t.Errorf("stderr does not say what was dropped:\n%s", got.stderr)
+	for _, dropped := range []string{"dropped (accepted, not emulated): [ec]: no ts-ec cookie is set",
+		"dropped (no native key): publisher.proxy_secret"} {
+		if !strings.Contains(got.stderr, dropped) {
+			t.Errorf("stderr does not say %q was dropped:\n%s", dropped, got.stderr)
+		}
 	}
 	// The [[handlers]] credentials are the converted file's own keys, to
 	// ask them as the Trusted Server file did; no other secret is written.

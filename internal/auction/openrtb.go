@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -411,10 +412,21 @@ func (p *OpenRTB) usable(i int, req Request, br openrtb.BidResponse) []candidate
 			}
 			out = append(out, candidate{price: price, endpoint: i, pos: pos, slot: b.ImpID, bid: ssat.Bid{
 				Adm: b.AdM, W: w, H: h, HbAdid: b.ID, HbBidder: sb.Seat, HbPb: p.o.Granularity.Bucket(price),
+				Price: cpm(b.Price),
 			}})
 		}
 	}
 	return out
+}
+
+// cpm is an answer's price as a float64, as Trusted Server reads bid.price
+// (serde's f64); one out of float64's range is 0.
+func cpm(n json.Number) float64 {
+	f, err := strconv.ParseFloat(n.String(), 64)
+	if err != nil {
+		return 0
+	}
+	return f
 }
 
 // bidRequest builds the OpenRTB 2.6 request for one endpoint

@@ -126,8 +126,8 @@ func TestWinnerAcrossEndpoints(t *testing.T) {
 		t.Fatalf("outcome %v", out)
 	}
 	want := map[string]ssat.Bid{
-		"top":  {Adm: "<div>b-top</div>", W: 300, H: 250, HbAdid: "b-top", HbBidder: "beta", HbPb: "2.10"},
-		"side": {Adm: "<div>a-tie</div>", W: 300, H: 250, HbAdid: "a-tie", HbBidder: "alpha", HbPb: "0.90"},
+		"top":  {Adm: "<div>b-top</div>", W: 300, H: 250, HbAdid: "b-top", HbBidder: "beta", HbPb: "2.10", Price: 2.1},
+		"side": {Adm: "<div>a-tie</div>", W: 300, H: 250, HbAdid: "a-tie", HbBidder: "alpha", HbPb: "0.90", Price: 0.9},
 	}
 	if !reflect.DeepEqual(bids, want) {
 		t.Errorf("bids\n%+v\nwant\n%+v", bids, want)

@@ -81,3 +81,47 @@ func TestProxySecretIsNeverShown(t *testing.T) {
 		}
 	}
 }
+
+// [proxy] allowed_domains is normalized as upstream's Proxy::normalize
+// does (trimmed, lower-cased, empty entries and a bare "*" dropped, the
+// latter with a warning), and a pattern internal/firstparty cannot use is
+// a problem naming its key. Both made `serve` fail at start (the family
+// refused "*" and " CDN.Example ") while `config check` passed.
+func TestTrustedServerAllowedDomainsAreNormalizedAndChecked(t *testing.T) {
+	cases := []struct {
+		name, doc   string
+		wantDomains []string
+		wantWarning string
+		wantErr     string
+	}{
+		{"normalized", "[proxy]\nallowed_domains = [\" CDN.Example \", \"\", \"*.Ads.example\"]\n",
+			[]string{"cdn.example", "*.ads.example"}, "", ""},
+		{"bare * dropped", "[proxy]\nallowed_domains = [\"*\"]\n", nil, `proxy.allowed_domains: bare "*" is not a valid pattern`, ""},
+		{"a URL is no pattern", "[proxy]\nallowed_domains = [\"cdn.example\", \"https://cdn.example\"]\n", nil, "",
+			`proxy.allowed_domains[1]: "https://cdn.example" is not a host or *.domain`},
+		{"nor in exclude_domains", "[rewrite]\nexclude_domains = [\"cdn.example/x\"]\n", nil, "",
+			`rewrite.exclude_domains[0]: "cdn.example/x" is not a host or *.domain`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := loadTS(t, tsMinimal+c.doc)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("error %v, want %s", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(cfg.FirstParty.AllowedDomains, c.wantDomains) {
+				t.Errorf("allowed_domains %q, want %q", cfg.FirstParty.AllowedDomains, c.wantDomains)
+			}
+			warned := strings.Join(cfg.Warnings(), "\n")
+			if (c.wantWarning == "") != !strings.Contains(warned, "allowed_domains") ||
+				c.wantWarning != "" && !strings.Contains(warned, c.wantWarning) {
+				t.Errorf("warnings %q, want %q", cfg.Warnings(), c.wantWarning)
+			}
+		})
+	}
+}

@@ -73,8 +73,8 @@ func TestTrustedServerFileWithEverySectionLoads(t *testing.T) {
 	for _, n := range c.Source.NotEmulated {
 		noted = append(noted, n.Key)
 	}
-	for _, want := range []string{"ec", "response_headers", "rewrite", "cache", "proxy",
-		"image_optimizer", "tinybird", "publisher.proxy_secret", "publisher.cookie_domain",
+	for _, want := range []string{"ec", "response_headers", "cache", "proxy.asset_routes",
+		"image_optimizer", "tinybird", "publisher.cookie_domain",
 		"auction.providers[1]", "auction.mediator", "debug.auction_html_comment",
 		"integrations.prebid", "integrations.prebid.bid_param_*", "integrations.aps", "integrations.gpt", "integrations.nextjs",
 	} {
@@ -86,6 +86,13 @@ func TestTrustedServerFileWithEverySectionLoads(t *testing.T) {
 	for _, quiet := range []string{"integrations.didomi", "integrations.testlight", "integrations.osano"} {
 		if containsString(noted, quiet) {
 			t.Errorf("note for disabled %s", quiet)
+		}
+	}
+	// The first-party routes and creative rewriting are served
+	// (internal/firstparty): no note.
+	for _, served := range []string{"rewrite", "proxy", "publisher.proxy_secret", "auction.rewrite_creatives", "auction.sanitize_creatives"} {
+		if containsString(noted, served) {
+			t.Errorf("note for %s, which is served", served)
 		}
 	}
 }
@@ -146,7 +153,7 @@ formats = [{ width = 300, height = 250 }]
 		{"no providers: no auction endpoint", c.Auction.Provider, AuctionProviderNone},
 		{"unit path /<gam_network_id>/<id>", c.CreativeOpportunities.Slots[0].GAMUnitPath, "/99/atf"},
 		{"ssatd's own defaults elsewhere", c.Server.Listen, ":8080"},
-		{"notes: the publisher's secrets, and creatives are not rewritten", noteKeys(c), []string{"publisher.cookie_domain", "publisher.proxy_secret", "auction.rewrite_creatives"}},
+		{"notes: the cookie domain only", noteKeys(c), []string{"publisher.cookie_domain"}},
 	}
 	for _, tt := range tests {
 		if !reflect.DeepEqual(tt.got, tt.want) {
@@ -405,5 +412,17 @@ func TestSSATDTableProblemsNameTheTableKey(t *testing.T) {
 	_, err = loadTS(t, doc, "SSATD_SERVER_LISTEN=also-bad")
 	if err == nil || !strings.Contains(err.Error(), "SSATD_SERVER_LISTEN: server.listen: must be") {
 		t.Errorf("error %v, want one naming SSATD_SERVER_LISTEN and server.listen", err)
+	}
+}
+
+// Creative sanitizing is served (internal/firstparty, wired in
+// internal/proxy): a file that turns it on gets no note for it.
+func TestTrustedServerSanitizeCreativesIsNotNoted(t *testing.T) {
+	c, err := loadTS(t, tsMinimal+"\n[auction]\nenabled = true\nsanitize_creatives = true\n")
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if got := noteKeys(c); !reflect.DeepEqual(got, []string{"publisher.cookie_domain"}) {
+		t.Errorf("notes %q, want only publisher.cookie_domain", got)
 	}
 }

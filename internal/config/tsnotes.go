@@ -21,12 +21,10 @@ type tsSectionNote struct {
 var tsSectionNotes = []tsSectionNote{
 	{NotEmulated{"ec", "no ts-ec cookie is set; /_ts/api/v1/identify and /_ts/api/v1/batch-sync are not served (ec/)"}, nil},
 	{NotEmulated{"response_headers", "the headers are not added to responses"}, nil},
-	{NotEmulated{"rewrite", "exclude_domains is not read: creatives are not rewritten at all"}, nil},
 	{NotEmulated{"cache", "asset cache rules are not applied; the origin's Cache-Control passes through"},
 		func(ts *tsSettings) bool {
 			return slices.ContainsFunc(ts.Cache.AssetRules, func(r tsAssetRule) bool { return r.Enabled })
 		}},
-	{NotEmulated{"proxy", "no first-party proxy (/first-party/*): allowed_domains, certificate_check and asset_routes are not read (proxy.rs)"}, nil},
 	{NotEmulated{"image_optimizer", "no image optimisation"}, nil},
 	{NotEmulated{"tinybird", "no auction or access events are sent to Tinybird"},
 		func(ts *tsSettings) bool { return ts.Tinybird.Enabled || ts.Tinybird.AccessEnabled }},
@@ -42,7 +40,6 @@ func tsNotEmulated(ts *tsSettings, tree map[string]any) []NotEmulated {
 	}
 	pub, _ := tree["publisher"].(map[string]any)
 	pubNotes := map[string]string{
-		"proxy_secret":            "no first-party proxy or click URLs are minted (/first-party/proxy, /first-party/click)",
 		"cookie_domain":           "ssatd sets no ts-ec cookie; only the tester cookie uses it",
 		"max_buffered_body_bytes": "ssatd's limits apply instead ([ssatd.publisher] max_origin_response_bytes, max_decoded_body_bytes)",
 	}
@@ -52,13 +49,10 @@ func tsNotEmulated(ts *tsSettings, tree map[string]any) []NotEmulated {
 			notes = append(notes, NotEmulated{"publisher." + k, miss})
 		}
 	}
+	if len(ts.Proxy.AssetRoutes) > 0 {
+		notes = append(notes, NotEmulated{"proxy.asset_routes", "asset routes are not served: their prefixes reach the publisher's origin (proxy.rs)"})
+	}
 	a := ts.Auction
-	if a.Enabled && a.RewriteCreatives {
-		notes = append(notes, NotEmulated{"auction.rewrite_creatives", "winning creatives are not rewritten to first-party URLs (creative.rs)"})
-	}
-	if a.SanitizeCreatives {
-		notes = append(notes, NotEmulated{"auction.sanitize_creatives", "creatives are NOT sanitised: executable markup reaches the page"})
-	}
 	if a.Mediator != nil {
 		notes = append(notes, NotEmulated{"auction.mediator", "no mediation: the highest bid per slot wins"})
 	}

@@ -347,6 +347,7 @@ func (c *Config) validateAuctionAndSlots(p *problems) {
 	}
 	checkOneOf(p, "auction.provider", c.Auction.Provider, AuctionProviderNone, AuctionProviderStatic, AuctionProviderOpenRTB)
 	c.validateOpenRTB(p)
+	c.FirstParty.validate(p)
 
 	ids := make(map[string]int, len(c.CreativeOpportunities.Slots))
 	for i := range c.CreativeOpportunities.Slots {
@@ -472,6 +473,9 @@ func (c *Config) Warnings() []string {
 		w = append(w, e)
 	}
 	if e := c.consentAgeWarning(); e != "" {
+		w = append(w, e)
+	}
+	if e := c.FirstParty.warning(); e != "" {
 		w = append(w, e)
 	}
 	w = append(w, c.Source.ignoredEnvWarnings()...)

@@ -65,7 +65,8 @@ type Seam interface {
 
 	// Auction runs the configured auction for r under c.Timeout and
 	// returns once the provider has returned, so that nothing outlives r:
-	// the winning bids by slot ID, and how long the auction took. It
+	// the winning bids by slot ID, their creatives made first party for
+	// c.Render, and how long the auction took. It
 	// records r as eligible, with the auction's outcome and duration.
 	Auction(r *http.Request, c AuctionCall) (bids map[string]ssat.Bid, took time.Duration)
 
@@ -92,7 +93,24 @@ type AuctionCall struct {
 	PageURL string
 	Consent privacy.Decision
 	Timeout time.Duration
+	// Render is where the bids' creatives are rendered, which decides how
+	// the guest makes them first party.
+	Render Render
 }
+
+// Render is where winning creatives are rendered (docs/behaviour.md,
+// "First-party routes").
+type Render uint8
+
+const (
+	// RenderInline: in the page, or in a frame of a foreign origin that
+	// the page's bids reach (the page's bids, /_ts/page-bids):
+	// ${AUCTION_PRICE} expanded, absolute first-party URLs, no bundle.
+	RenderInline Render = iota
+	// RenderAuction: in a frame tsjs builds on the publisher's origin from
+	// the POST /auction answer: root-relative URLs, the bundle in <body>.
+	RenderAuction
+)
 
 // Why a request is not SSAT-eligible (docs/behaviour.md, "Eligibility"):
 // the access line's ineligible field.

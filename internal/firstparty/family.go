@@ -92,6 +92,12 @@ type Deps struct {
 	BundleTag string
 	// RootCAs verifies third parties' certificates; nil is the system pool.
 	RootCAs *x509.CertPool
+	// Scheme is the scheme the client used, which a protocol-relative URL
+	// given to /first-party/sign inherits: upstream falls back from the
+	// request URI's to the TLS and forwarded metadata
+	// (core/proxy.rs:1684-1698), as the daemon's view of the client does
+	// behind a trusted proxy; nil takes the request's own (its TLS).
+	Scheme func(*http.Request) string
 	// OnFetch, if set, is called before each outgoing request (each hop of
 	// a redirect chain), so that the daemon can count it as a backend
 	// request under compute.limits = "fastly".
@@ -114,12 +120,12 @@ func New(cfg Config, deps Deps) (*Family, error) {
 		return nil, err
 	}
 	for _, d := range cfg.AllowedDomains {
-		if err := checkDomainPattern(d); err != nil {
+		if err := CheckDomainPattern(d); err != nil {
 			return nil, fmt.Errorf("firstparty: proxy.allowed_domains: %w", err)
 		}
 	}
 	for _, d := range cfg.ExcludeDomains {
-		if err := checkDomainPattern(d); err != nil {
+		if err := CheckDomainPattern(d); err != nil {
 			return nil, fmt.Errorf("firstparty: rewrite.exclude_domains: %w", err)
 		}
 	}
@@ -141,6 +147,9 @@ func New(cfg Config, deps Deps) (*Family, error) {
 	if deps.ClientKey == nil {
 		deps.ClientKey = remoteHost
 	}
+	if deps.Scheme == nil {
+		deps.Scheme = requestScheme
+	}
 	f := &Family{cfg: cfg, deps: deps, signer: signer, slots: newClientSlots(cfg.PerClient)}
 	f.client = f.newClient()
 	return f, nil
@@ -153,7 +162,9 @@ func setDefault[T comparable](v *T, d T) {
 	}
 }
 
-func checkDomainPattern(d string) error {
+// CheckDomainPattern reports whether d is a host or "*.domain", as
+// [proxy] allowed_domains and [rewrite] exclude_domains entries must be.
+func CheckDomainPattern(d string) error {
 	h := strings.TrimPrefix(d, "*.")
 	if h == "" || strings.ContainsAny(h, "/:*?#@ ") && !isIPv6Literal(h) {
 		return fmt.Errorf("%q is not a host or *.domain", d)

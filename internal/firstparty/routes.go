@@ -101,7 +101,7 @@ func (f *Family) serveSign(w http.ResponseWriter, r *http.Request) {
 	trimmed := strings.TrimSpace(raw)
 	abs, ok := "", false
 	if strings.HasPrefix(trimmed, "//") {
-		abs, ok = requestScheme(r)+":"+trimmed, true
+		abs, ok = f.deps.Scheme(r)+":"+trimmed, true
 	} else {
 		abs, ok = f.toAbs(trimmed)
 	}
@@ -123,7 +123,7 @@ func (f *Family) serveSign(w http.ResponseWriter, r *http.Request) {
 }
 
 // requestScheme is the scheme a protocol-relative URL inherits: the
-// request's own (core/proxy.rs:1684-1698).
+// request's own (core/proxy.rs:1684-1698), without a Deps.Scheme.
 func requestScheme(r *http.Request) string {
 	if r.URL.Scheme != "" {
 		return strings.ToLower(r.URL.Scheme)

@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,7 +27,12 @@ func providerFromConfig(cfg *config.Config, log *zap.Logger, stats *auction.Stat
 	case config.AuctionProviderStatic:
 		by := make(map[string]ssat.Bid, len(a.StaticBids))
 		for _, b := range a.StaticBids {
-			by[b.SlotID] = ssat.Bid{Adm: b.Adm, H: b.H, HbAdid: b.HbAdid, HbBidder: b.HbBidder, HbPb: b.HbPb, W: b.W}
+			// A static bid's CPM, for ${AUCTION_PRICE}, is its hb_pb.
+			price, err := strconv.ParseFloat(b.HbPb, 64)
+			if err != nil || math.IsNaN(price) || math.IsInf(price, 0) {
+				price = 0
+			}
+			by[b.SlotID] = ssat.Bid{Adm: b.Adm, H: b.H, HbAdid: b.HbAdid, HbBidder: b.HbBidder, HbPb: b.HbPb, W: b.W, Price: price}
 		}
 		return auction.Static{BySlot: by}
 	case config.AuctionProviderOpenRTB:

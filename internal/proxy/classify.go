@@ -25,6 +25,8 @@ const (
 	routePageBids route = "page-bids"
 	routeSigning  route = "signing" // internal/signing's routes
 	routeTester   route = "tester"  // internal/tester's routes
+	// The four /first-party/* routes (internal/firstparty).
+	routeFirstParty route = "first-party"
 )
 
 // why is the row of docs/behaviour.md's "Classification" table that put

@@ -47,6 +47,7 @@ import (
 	"github.com/ssatd/ssatd/internal/config"
 	privacy "github.com/ssatd/ssatd/internal/consent"
 	"github.com/ssatd/ssatd/internal/csp"
+	"github.com/ssatd/ssatd/internal/firstparty"
 	"github.com/ssatd/ssatd/internal/metrics"
 	bodypipe "github.com/ssatd/ssatd/internal/pipeline"
 	"github.com/ssatd/ssatd/internal/rewrite"
@@ -95,6 +96,10 @@ type Guest struct {
 	rp      *httputil.ReverseProxy
 	// routes is the client side's route table (routes.go).
 	routes http.Handler
+	// firstParty serves /first-party/* (nil without publisher.proxy_secret);
+	// creatives makes winning creatives first party (firstparty.go).
+	firstParty *firstparty.Family
+	creatives  creatives
 	// cdnLoop is this guest's own CDN-Loop entry (RFC 8586), added to
 	// every origin request; a request that already carries it has looped.
 	cdnLoop string
@@ -230,6 +235,10 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	if transport == nil {
 		transport = newOriginTransport(cfg)
 	}
+	if g.firstParty, err = g.newFirstParty(&cfg.FirstParty); err != nil {
+		return nil, err
+	}
+	g.creatives = newCreatives(&cfg.FirstParty, g.firstParty, g.bundleTag, g.log.Named("creatives"))
 	g.routes = g.newRoutes(cfg, tsjs.Bundle{JS: js, Hash: g.bundleHash, User: userBundle, Hint: g.canHint})
 	g.rp = &httputil.ReverseProxy{
 		Rewrite:        g.rewriteOriginRequest,
@@ -330,7 +339,8 @@ func newOriginTransport(cfg *config.Config) *http.Transport {
 	}
 }
 
-// Close releases the guest's idle origin connections. In-flight requests
+// Close releases the guest's idle connections: the origin's, the bid
+// endpoints' and the first-party proxy's. In-flight requests
 // are not affected; call it after the server has shut down.
 func (g *Guest) Close() {
 	if t, ok := g.rp.Transport.(interface{ CloseIdleConnections() }); ok {
@@ -338,6 +348,9 @@ func (g *Guest) Close() {
 	}
 	if p, ok := g.provider.(interface{ Close() }); ok {
 		p.Close()
+	}
+	if g.firstParty != nil {
+		g.firstParty.Close()
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ssatd/ssatd/internal/compress"
+	"github.com/ssatd/ssatd/internal/family"
 	bodypipe "github.com/ssatd/ssatd/internal/pipeline"
 	"github.com/ssatd/ssatd/internal/rewrite"
 	"github.com/ssatd/ssatd/internal/ssat"
@@ -192,7 +193,9 @@ func (g *Guest) pageJob(x *exchange, src io.ReadCloser, in, out compress.Coding)
 		Log: g.log,
 	}
 	if x.eligible {
-		job.Bids = func() map[string]ssat.Bid { return awaitBids(x) }
+		// The page's creatives are inline ones, as upstream's build_bid_map
+		// renders them (creatives.process).
+		job.Bids = func() map[string]ssat.Bid { return g.creatives.process(awaitBids(x), family.RenderInline, x.view) }
 	}
 	return job
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/firstparty"
 	"github.com/ssatd/ssatd/internal/rewrite"
 	"github.com/ssatd/ssatd/internal/tester"
 	"github.com/ssatd/ssatd/internal/tsjs"
@@ -64,6 +65,20 @@ func (g *Guest) newRoutes(cfg *config.Config, bundle tsjs.Bundle) http.Handler {
 	tr := tester.New(cfg.TesterCookie)
 	serve(m, g.opened(routeTester), tester.SetPath, tr.Set(), http.MethodGet)
 	serve(m, g.opened(routeTester), tester.ClearPath, tr.Clear(), http.MethodGet)
+
+	// First-party routes (internal/firstparty), with publisher.proxy_secret:
+	// upstream's methods only, the others falling through to the origin
+	// (crates/trusted-server-adapter-fastly/src/app.rs:34-39). The proxy
+	// fetches a third party for the client, so it is admitted.
+	if g.firstParty != nil {
+		for _, rt := range g.firstParty.Routes() {
+			in := g.opened(routeFirstParty)
+			if rt.Path == firstparty.PathProxy {
+				in = g.admitted(routeFirstParty)
+			}
+			serve(m, in, rt.Path, rt.Handler, rt.Method)
+		}
+	}
 	return m
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/rewrite"
 )
 
@@ -42,18 +43,65 @@ func TestRouteTableSendsTheRestToTheOrigin(t *testing.T) {
 		{"PUT", bundle, "200", true},
 		{"GET", "/news/a%2Fb?x=1", "200", true},
 		{"PROPFIND", "/dav/", "200", true},
+		// Without publisher.proxy_secret there is no first-party family.
+		{"GET", "/first-party/proxy", "200", true},
 	} {
 		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
-			if got := h1MethodStatus(t, addr, tc.method, tc.target); got != tc.status {
-				t.Errorf("answered %s, want %s", got, tc.status)
-			}
-			lines := origin.take()
-			switch want := tc.method + " " + tc.target + " HTTP/1.1"; {
-			case tc.toOrigin && (len(lines) != 1 || lines[0] != want):
-				t.Errorf("the origin got %q, want %q", lines, want)
-			case !tc.toOrigin && len(lines) != 0:
-				t.Errorf("the origin got %q, want nothing", lines)
-			}
+			checkRoute(t, origin, addr, tc.method, tc.target, tc.status, tc.toOrigin)
+		})
+	}
+}
+
+// checkRoute sends method and target to addr and checks the status and
+// whether the origin got the request, as it was sent.
+func checkRoute(t *testing.T, origin *lineOrigin, addr, method, target, status string, toOrigin bool) {
+	t.Helper()
+	if got := h1MethodStatus(t, addr, method, target); got != status {
+		t.Errorf("answered %s, want %s", got, status)
+	}
+	lines := origin.take()
+	switch want := method + " " + target + " HTTP/1.1"; {
+	case toOrigin && (len(lines) != 1 || lines[0] != want):
+		t.Errorf("the origin got %q, want %q", lines, want)
+	case !toOrigin && len(lines) != 0:
+		t.Errorf("the origin got %q, want nothing", lines)
+	}
+}
+
+// TestFirstPartyRoutesAnswerUpstreamsMethodsOnly: with
+// publisher.proxy_secret the four /first-party/* routes answer the
+// methods upstream routes (GET proxy and click, GET and POST sign and
+// proxy-rebuild), here refusing requests without their parameters, and
+// every other method and path below /first-party/ reaches the origin, as
+// upstream's router sends them to its publisher fallback.
+func TestFirstPartyRoutesAnswerUpstreamsMethodsOnly(t *testing.T) {
+	verifyNoLeaks(t)
+	origin := newLineOrigin(t)
+	_, addr := newH2Front(t, origin, func(c *config.Config) {
+		c.FirstParty = config.FirstPartyConfig{ProxySecret: "route-table-test-secret", RewriteCreatives: true}
+	})
+	for _, tc := range []struct {
+		method, target string
+		status         string
+		toOrigin       bool
+	}{
+		{"GET", "/first-party/proxy", "400", false},
+		{"GET", "/first-party/click", "400", false},
+		{"GET", "/first-party/sign", "400", false},
+		{"POST", "/first-party/sign", "400", false},
+		{"GET", "/first-party/proxy-rebuild", "400", false},
+		{"POST", "/first-party/proxy-rebuild", "400", false},
+		{"GET", "/first-party/pr%6Fxy", "400", false},
+		{"HEAD", "/first-party/proxy", "200", true},
+		{"PUT", "/first-party/proxy", "200", true},
+		{"POST", "/first-party/click", "200", true},
+		{"DELETE", "/first-party/sign", "200", true},
+		{"PROPFIND", "/first-party/proxy-rebuild", "200", true},
+		{"GET", "/first-party/other", "200", true},
+		{"GET", "/first-party/proxy/", "200", true},
+	} {
+		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
+			checkRoute(t, origin, addr, tc.method, tc.target, tc.status, tc.toOrigin)
 		})
 	}
 }

@@ -57,8 +57,9 @@ func (s guestSeam) IsBot(userAgent string) bool { return s.g.isBot(userAgent) }
 func (s guestSeam) Logger() *zap.Logger { return s.g.log }
 
 // Auction is what a page's auction may know of the client (auctionRequest)
-// for the page c.PageURL, run under c.Timeout. auction.Call's Stop cancels
-// the provider's call and waits for it, so it does not outlive r.
+// for the page c.PageURL, run under c.Timeout, its creatives processed for
+// c.Render (creatives). auction.Call's Stop cancels the provider's call and
+// waits for it, so it does not outlive r.
 func (s guestSeam) Auction(r *http.Request, c family.AuctionCall) (map[string]ssat.Bid, time.Duration) {
 	x := exchangeOf(r)
 	if x == nil {
@@ -75,5 +76,5 @@ func (s guestSeam) Auction(r *http.Request, c family.AuctionCall) (map[string]ss
 	bids, out := call.Wait(r.Context())
 	call.Stop()
 	x.auctionOut, x.auctionTook = out, time.Since(x.auctionStart)
-	return bids, x.auctionTook
+	return s.g.creatives.process(bids, c.Render, x.view), x.auctionTook
 }

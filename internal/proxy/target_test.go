@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
+	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/server"
 )
 
@@ -42,10 +43,10 @@ func newLineOrigin(t *testing.T) *lineOrigin {
 
 // newH2Front is the client side, with its protections, in front of a
 // guest whose origin is o, over TLS with HTTP/2 offered: the guest and the
-// listener's address.
-func newH2Front(t *testing.T, o *lineOrigin) (*Guest, string) {
+// listener's address. mutate changes the configuration first.
+func newH2Front(t *testing.T, o *lineOrigin, mutate ...func(*config.Config)) (*Guest, string) {
 	t.Helper()
-	cfg := testConfig(t, "http://"+o.l.Addr().String())
+	cfg := testConfig(t, "http://"+o.l.Addr().String(), mutate...)
 	g, err := New(cfg, Options{Logger: zap.NewNop(), Bundle: []byte("bundle")})
 	if err != nil {
 		t.Fatal(err)

@@ -39,4 +39,10 @@ type Bid struct {
 	HbBidder string `json:"hb_bidder"`
 	HbPb     string `json:"hb_pb"`
 	W        int    `json:"w"`
+
+	// Price is the winning CPM as the bidder sent it, for the creative's
+	// ${AUCTION_PRICE} (Trusted Server expands it from the bid's own
+	// price, crates/trusted-server-core/src/publisher.rs:5199-5204). The
+	// page gets the price bucket (HbPb) only.
+	Price float64 `json:"-"`
 }

@@ -179,7 +179,7 @@ func (f *Family) auctionBids(r *http.Request, slots []ssat.Slot) (map[string]ssa
 		// (IABTechLab/trusted-server crates/trusted-server-core/src/
 		// auction/endpoints.rs:295).
 		return f.seam.Auction(r, family.AuctionCall{Slots: slots, PageURL: callbackPageURL(r, f.seam.View(r)),
-			Consent: decision, Timeout: f.postAuctionTimeout})
+			Consent: decision, Timeout: f.postAuctionTimeout, Render: family.RenderAuction})
 	}
 	return map[string]ssat.Bid{}, 0
 }
