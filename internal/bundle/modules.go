@@ -153,3 +153,13 @@ func byteStrings(parts [][]byte) []string {
 	}
 	return s
 }
+
+// Size is the bytes of every module joined: no bundle made of the set is
+// larger.
+func (m *Modules) Size() int64 {
+	var n int64
+	for _, b := range m.byID {
+		n += int64(len(b)) + int64(len(";\n"))
+	}
+	return n
+}
