@@ -119,8 +119,8 @@ type pageOptions struct {
 	provider       auction.Provider
 	consent        privacy.Options
 	// headTags follow the ad-slots script after <head> (clientBundle).
-	headTags []byte
-	cacheControl   string // publisher.ssat_cache_control
+	headTags     []byte
+	cacheControl string // publisher.ssat_cache_control
 	// ignoreCSP leaves pages' policies unread (csp.go): only the tests set
 	// it, for the control that shows what a page got before.
 	ignoreCSP bool
