@@ -20,24 +20,20 @@ import (
 // other name.
 func (f *Family) serveBundle(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(r.URL.Path, rewrite.StaticPrefix)
-	switch {
-	case name == "tsjs-unified.min.js" || name == "tsjs-unified.js":
-	case f.bundle.Deferred != nil:
-		if m, ok := f.bundle.Deferred[moduleID(name)]; ok {
-			f.serveUpstream(w, r, m.JS, m.Hash)
-			return
+	if name == "tsjs-unified.min.js" || name == "tsjs-unified.js" {
+		if f.bundle.User {
+			f.serveUpstream(w, r, f.bundle.JS, f.bundle.Hash)
+		} else {
+			f.serveBuiltIn(w, r)
 		}
-		fallthrough
-	default:
-		// publisher.rs:274-278, not_found_response.
-		family.Answer{Status: http.StatusNotFound, Msg: "Not Found", Policy: family.Unstated}.Write(w)
 		return
 	}
-	if f.bundle.User {
-		f.serveUpstream(w, r, f.bundle.JS, f.bundle.Hash)
+	if m, ok := f.bundle.Deferred[moduleID(name)]; ok {
+		f.serveUpstream(w, r, m.JS, m.Hash)
 		return
 	}
-	f.serveBuiltIn(w, r)
+	// publisher.rs:274-278, not_found_response.
+	family.Answer{Status: http.StatusNotFound, Msg: "Not Found", Policy: family.Unstated}.Write(w)
 }
 
 // moduleID is the id a module's file name names: tsjs-<id>.min.js or
