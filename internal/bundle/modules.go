@@ -24,6 +24,17 @@ import (
 var IntegrationOrder = []string{"aps", "prebid", "testlight", "nextjs", "permutive", "lockr", "didomi",
 	"sourcepoint", "osano", "google_tag_manager", "datadome", "gpt", "gpt_diagnostics"}
 
+// deferredModules are the integrations registered with_deferred_js: their
+// module is not in the unified bundle but served on its own URL and loaded
+// with <script defer> (integrations/prebid.rs:998; registry.rs:1164-1189,
+// js_module_ids_immediate and js_module_ids_deferred).
+var deferredModules = []string{"prebid"}
+
+// noJSModules are the integrations registered without_js: never in the
+// bundle whatever module files exist (registry.rs:676-681; aps.rs:1243,
+// gpt_diagnostics.rs:229).
+var noJSModules = []string{"aps", "gpt_diagnostics"}
+
 // CoreModule and CreativeModule are the modules every bundle holds:
 // core first (bundle.rs, concatenated_module_ids), then creative, the
 // module with no integration of its own (registry.rs, JS_ALWAYS).
@@ -109,15 +120,31 @@ func (m *Modules) Unified(ids []string) (body []byte, hash string) {
 // ModuleIDs is upstream's js_module_ids for the enabled integrations:
 // creative, then each enabled integration the set has a module for, in
 // IntegrationOrder (registry.rs:1148-1163).
+// Integrations registered without_js are left out.
 func (m *Modules) ModuleIDs(enabled []string) []string {
 	ids := []string{CreativeModule}
 	for _, id := range IntegrationOrder {
-		if slices.Contains(enabled, id) && m.Has(id) {
+		if slices.Contains(enabled, id) && m.Has(id) && !slices.Contains(noJSModules, id) {
 			ids = append(ids, id)
 		}
 	}
 	return ids
 }
+
+// Immediate is ModuleIDs without the deferred modules: what the unified
+// bundle holds after core (registry.rs, js_module_ids_immediate).
+func (m *Modules) Immediate(enabled []string) []string {
+	return slices.DeleteFunc(m.ModuleIDs(enabled), IsDeferred)
+}
+
+// Deferred is the deferred modules of ModuleIDs, each served alone on its
+// own URL (registry.rs, js_module_ids_deferred).
+func (m *Modules) Deferred(enabled []string) []string {
+	return slices.DeleteFunc(m.ModuleIDs(enabled), func(id string) bool { return !IsDeferred(id) })
+}
+
+// IsDeferred reports whether upstream loads module id with <script defer>.
+func IsDeferred(id string) bool { return slices.Contains(deferredModules, id) }
 
 func byteStrings(parts [][]byte) []string {
 	s := make([]string, len(parts))
@@ -125,4 +152,14 @@ func byteStrings(parts [][]byte) []string {
 		s[i] = string(p)
 	}
 	return s
+}
+
+// Size is the bytes of every module joined: no bundle made of the set is
+// larger.
+func (m *Modules) Size() int64 {
+	var n int64
+	for _, b := range m.byID {
+		n += int64(len(b)) + int64(len(";\n"))
+	}
+	return n
 }

@@ -91,3 +91,30 @@ func TestLoadModulesNeedsCore(t *testing.T) {
 		t.Error("a missing directory loaded")
 	}
 }
+
+// TestDeferredAndJSLessModulesAsUpstreamRegisters: prebid is served on
+// its own URL, not in the unified bundle, and aps and gpt_diagnostics
+// never enter the bundle although a module file exists for them
+// (registry.rs, with_deferred_js and without_js).
+func TestDeferredAndJSLessModulesAsUpstreamRegisters(t *testing.T) {
+	m, err := LoadModules(writeModules(t, map[string]string{
+		"tsjs-core.js": "C", "tsjs-creative.js": "R", "tsjs-gpt.js": "G", "tsjs-prebid.js": "P",
+		"tsjs-aps.js": "A", "tsjs-gpt_diagnostics.js": "D",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enabled := []string{"gpt", "prebid", "aps", "gpt_diagnostics"}
+	if got, want := m.ModuleIDs(enabled), []string{"creative", "prebid", "gpt"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("module ids %q, want %q", got, want)
+	}
+	if got, want := m.Immediate(enabled), []string{"creative", "gpt"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("immediate %q, want %q", got, want)
+	}
+	if got, want := m.Deferred(enabled), []string{"prebid"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("deferred %q, want %q", got, want)
+	}
+	if got := m.Deferred([]string{"gpt"}); len(got) != 0 {
+		t.Errorf("deferred %q with prebid off, want none", got)
+	}
+}

@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"os"
+
+	"github.com/ssatd/ssatd/internal/bundle"
 )
 
 // MaxBundleBytes bounds bundle.file: it is held in memory and sent whole.
@@ -26,6 +28,14 @@ func CheckBundleSize(n int64) error {
 // start-up.
 func (c *Config) validateBundle(p *problems) {
 	f := c.Bundle.File
+	if c.Bundle.Dir != "" {
+		if f != "" {
+			p.addf("bundle.dir", "set with bundle.file: set one of them")
+			return
+		}
+		c.validateBundleDir(p)
+		return
+	}
 	if f == "" {
 		return
 	}
@@ -40,4 +50,27 @@ func (c *Config) validateBundle(p *problems) {
 			p.addf("bundle.file", "%q %v", f, err)
 		}
 	}
+}
+
+// validateBundleDir checks that bundle.dir holds the modules a bundle is
+// made of (tsjs-core at least) and that the largest bundle it can make,
+// every module joined, fits the size rule. The guest reads it again at
+// start-up (LoadBundleDir).
+func (c *Config) validateBundleDir(p *problems) {
+	if _, err := LoadBundleDir(c.Bundle.Dir); err != nil {
+		p.addf("bundle.dir", "%v", err)
+	}
+}
+
+// LoadBundleDir reads bundle.dir's modules and checks each module and the
+// whole set against the size rule.
+func LoadBundleDir(dir string) (*bundle.Modules, error) {
+	m, err := bundle.LoadModules(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckBundleSize(m.Size()); err != nil {
+		return nil, fmt.Errorf("%q: its modules together %w", dir, err)
+	}
+	return m, nil
 }

@@ -52,6 +52,9 @@ type Config struct {
 	// FirstParty is a Trusted Server file's /first-party/* settings
 	// (tsfirstparty.go); it has no native keys.
 	FirstParty FirstPartyConfig `toml:"-" env:"-"`
+	// Integrations is a Trusted Server file's [integrations.*] as the
+	// client bundle reads them (integrations.go); no native keys.
+	Integrations IntegrationsConfig `toml:"-" env:"-"`
 
 	// Source says which format the file was in, and what of a Trusted
 	// Server file ssatd does not do (tsformat.go).
@@ -64,6 +67,10 @@ type BundleConfig struct {
 	// upstream Trusted Server's built tsjs-unified.min.js; "" serves the
 	// built-in bundle (docs/behaviour.md, "Bundle tag").
 	File string `toml:"file" env:"FILE"`
+	// Dir holds upstream's tsjs module files (tsjs-<id>.min.js or .js):
+	// the bundle is core, creative and the enabled integrations' modules,
+	// joined as upstream joins them (internal/bundle). One of File and Dir.
+	Dir string `toml:"dir" env:"DIR"`
 }
 
 // ServerConfig is the [server] section.

@@ -56,6 +56,7 @@ func (d *decoder) tsMap(ts *tsSettings, tree map[string]any, c *Config) []NotEmu
 	c.Consent.Policy = "upstream"
 	d.tsConsent(&ts.Consent, &c.Consent)
 	c.FirstParty = tsFirstParty(ts)
+	c.Integrations = tsIntegrationsOf(ts)
 	if rs := ts.RequestSigning; rs != nil {
 		// Upstream's config_store_id and secret_store_id name its Fastly
 		// stores; ssatd's stand-in for both is request_signing.key_dir,

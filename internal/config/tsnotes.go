@@ -97,21 +97,8 @@ func tsCreativeOppNotes(ts *tsSettings) []NotEmulated {
 // server-side auction is emulated (tsmap.go); its client side is not.
 func tsIntegrationNotes(ts *tsSettings) []NotEmulated {
 	in := ts.Integrations
-	enabled := map[string]bool{
-		"nextjs":             in.NextJS != nil && in.NextJS.Enabled,
-		"testlight":          in.Testlight != nil && in.Testlight.Enabled,
-		"didomi":             in.Didomi != nil && in.Didomi.Enabled,
-		"sourcepoint":        in.Sourcepoint != nil && in.Sourcepoint.Enabled,
-		"permutive":          in.Permutive != nil && in.Permutive.Enabled,
-		"lockr":              in.Lockr != nil && in.Lockr.Enabled,
-		"datadome":           in.DataDome != nil && in.DataDome.Enabled,
-		"gpt":                in.GPT != nil && in.GPT.Enabled,
-		"gpt_diagnostics":    in.GPTDiagnostics != nil && in.GPTDiagnostics.Enabled,
-		"osano":              in.Osano != nil && in.Osano.Enabled,
-		"aps":                in.APS != nil && in.APS.Enabled,
-		"google_tag_manager": in.GoogleTagManager != nil && in.GoogleTagManager.Enabled,
-		"adserver_mock":      in.AdserverMock != nil && in.AdserverMock.Enabled,
-	}
+	enabled := tsEnabledIntegrations(ts)
+	delete(enabled, "prebid") // noted apart below
 	var notes []NotEmulated
 	if pb := in.Prebid; pb != nil && pb.Enabled {
 		notes = append(notes, NotEmulated{"integrations.prebid", "only the server-side auction is emulated: Prebid script tags stay in pages and /integrations/prebid/* is not served (integrations/prebid.rs)"})
@@ -121,7 +108,7 @@ func tsIntegrationNotes(ts *tsSettings) []NotEmulated {
 	}
 	for _, id := range slices.Sorted(maps.Keys(enabled)) {
 		if enabled[id] {
-			notes = append(notes, NotEmulated{"integrations." + id, "not emulated: its routes under /integrations/" + id + "/, page rewrites and bundle module are missing"})
+			notes = append(notes, NotEmulated{"integrations." + id, "not emulated: its routes under /integrations/" + id + "/, page rewrites and head scripts are missing; its bundle module is loaded only from bundle.dir"})
 		}
 	}
 	return notes

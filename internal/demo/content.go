@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"html"
+	"maps"
 	"math/rand/v2"
+	"path"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -96,6 +99,43 @@ type spaRoute struct {
 	Label string `json:"-"` // its tab in the app's navigation
 	Title string `json:"title"`
 	Text  string `json:"text"`
+	// Units are the view's ad units, which the app registers with
+	// tsjs.addAdUnits before it calls requestAds, as a publisher does:
+	// tsjs auctions only registered units (core/request.ts).
+	Units []adUnit `json:"units"`
+}
+
+// adUnit is a tsjs ad unit (core/types.ts, AdUnit).
+type adUnit struct {
+	Code       string `json:"code"`
+	MediaTypes struct {
+		Banner struct {
+			Sizes [][]int `json:"sizes"`
+		} `json:"banner"`
+	} `json:"mediaTypes"`
+	Bids []unitBid `json:"bids"`
+}
+
+type unitBid struct {
+	Bidder string `json:"bidder"`
+	Params any    `json:"params"`
+}
+
+// unitsFor are the ad units of the slots whose page patterns match p.
+func unitsFor(p string) []adUnit {
+	var out []adUnit
+	for _, s := range Slots() {
+		if !slices.ContainsFunc(s.PagePatterns, func(pat string) bool { ok, _ := path.Match(pat, p); return ok }) {
+			continue
+		}
+		u := adUnit{Code: s.ID, Bids: []unitBid{}}
+		u.MediaTypes.Banner.Sizes = s.Formats
+		for _, b := range slices.Sorted(maps.Keys(s.Bidders)) {
+			u.Bids = append(u.Bids, unitBid{Bidder: b, Params: s.Bidders[b]})
+		}
+		out = append(out, u)
+	}
+	return out
 }
 
 // words is the embedded text the pages are assembled from.
@@ -344,7 +384,7 @@ func (g *generator) spa(path string) ([]byte, error) {
 	d := g.base(path, "spa", "spa", "Live desk", "The live desk, a single-page app (demo).")
 	for _, r := range routes {
 		// The router sets textContent: the words are stored HTML-escaped.
-		byPath[r.Path] = spaRoute{Title: html.UnescapeString(r.Title), Text: html.UnescapeString(r.Text)}
+		byPath[r.Path] = spaRoute{Title: html.UnescapeString(r.Title), Text: html.UnescapeString(r.Text), Units: unitsFor(r.Path)}
 		if r.Path == path {
 			d.SPAView, d.Title = r, r.Title
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/family"
 	"github.com/ssatd/ssatd/internal/firstparty"
+	"github.com/ssatd/ssatd/internal/rewrite"
 	"github.com/ssatd/ssatd/internal/ssat"
 )
 
@@ -35,7 +36,7 @@ func (g *Guest) newFirstParty(fp *config.FirstPartyConfig) (*firstparty.Family, 
 		// A proxied HTML document gets the creative runtime at the start of
 		// its <body>, as upstream's rewrite_proxied_html does
 		// (crates/trusted-server-core/src/creative.rs:596-598).
-		BundleTag: string(g.bundleTag),
+		BundleTag: string(rewrite.UnifiedTag()),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)

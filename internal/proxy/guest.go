@@ -42,7 +42,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ssatd/ssatd/internal/auction"
-	"github.com/ssatd/ssatd/internal/bundle"
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
 	privacy "github.com/ssatd/ssatd/internal/consent"
@@ -53,7 +52,6 @@ import (
 	"github.com/ssatd/ssatd/internal/rewrite"
 	"github.com/ssatd/ssatd/internal/ssat"
 	"github.com/ssatd/ssatd/internal/telemetry"
-	"github.com/ssatd/ssatd/internal/tsjs"
 )
 
 // Options are the parts of a Guest that are not configuration.
@@ -127,9 +125,9 @@ type pageOptions struct {
 	auctionTimeout time.Duration
 	provider       auction.Provider
 	consent        privacy.Options
-	bundleHash     string
-	bundleTag      []byte
-	cacheControl   string // publisher.ssat_cache_control
+	// headTags follow the ad-slots script after <head> (clientBundle).
+	headTags     []byte
+	cacheControl string // publisher.ssat_cache_control
 	// ignoreCSP leaves pages' policies unread (csp.go): only the tests set
 	// it, for the control that shows what a page got before.
 	ignoreCSP bool
@@ -183,7 +181,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	if cfg.Server.MaxConcurrentPages < 1 {
 		return nil, fmt.Errorf("proxy: server.max_concurrent_pages must be at least 1, got %d", cfg.Server.MaxConcurrentPages)
 	}
-	js, userBundle, err := bundleOf(cfg, o.Bundle)
+	cb, err := bundleOf(cfg, o.Bundle)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +195,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 			originHost:   cfg.Publisher.OriginHost,
 			hostOverride: cfg.Publisher.OriginHostHeaderOverride,
 		},
-		pageOptions: newPageOptions(cfg, js),
+		pageOptions: newPageOptions(cfg, cb.headTags),
 		limitOptions: limitOptions{
 			rawLimit:       cfg.Publisher.MaxOriginResponseBytes,
 			decodedLimit:   cfg.Publisher.MaxDecodedBodyBytes,
@@ -238,8 +236,9 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 	if g.firstParty, err = g.newFirstParty(&cfg.FirstParty); err != nil {
 		return nil, err
 	}
-	g.creatives = newCreatives(&cfg.FirstParty, g.firstParty, g.bundleTag, g.log.Named("creatives"))
-	g.routes = g.newRoutes(cfg, tsjs.Bundle{JS: js, Hash: g.bundleHash, User: userBundle, Hint: g.canHint})
+	g.creatives = newCreatives(&cfg.FirstParty, g.firstParty, rewrite.UnifiedTag(), g.log.Named("creatives"))
+	cb.Hint = g.canHint
+	g.routes = g.newRoutes(cfg, cb.Bundle)
 	g.rp = &httputil.ReverseProxy{
 		Rewrite:        g.rewriteOriginRequest,
 		Transport:      wholePages{rt: tracedOrigin{rt: transport}},
@@ -275,18 +274,17 @@ func (g *Guest) auctionProvider(cfg *config.Config, p auction.Provider, stats *a
 
 // newPageOptions reads what eligible pages get from the configuration;
 // the provider is New's.
-func newPageOptions(cfg *config.Config, js []byte) pageOptions {
+func newPageOptions(cfg *config.Config, headTags []byte) pageOptions {
 	p := pageOptions{
 		slots:          cfg.CreativeOpportunities.Slots,
 		auctionEnabled: cfg.Auction.Enabled,
 		auctionTimeout: time.Duration(cfg.Auction.TimeoutMS) * time.Millisecond,
 		consent:        consentOptions(&cfg.Consent),
 		cacheControl:   cfg.Publisher.SSATCacheControl,
-		bundleHash:     bundle.Hash(js),
+		headTags:       headTags,
 		headScripts:    &sync.Map{},
 		headScriptsN:   &atomic.Int64{},
 	}
-	p.bundleTag = rewrite.BundleTag(p.bundleHash)
 	for _, b := range cfg.Bots.UserAgents {
 		if b = strings.ToLower(strings.TrimSpace(b)); b != "" {
 			p.bots = append(p.bots, b)

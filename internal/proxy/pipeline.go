@@ -421,13 +421,16 @@ func (f *firstReadSignal) Read(p []byte) (int, error) {
 	return f.ReadCloser.Read(p)
 }
 
-// headPrepend is what goes right after <head> (docs/behaviour.md, "Bundle tag"): the ad-slots script for
-// eligible requests, then the bundle tag.
+// headPrepend is what goes right after <head> (docs/behaviour.md, "Bundle
+// tag"), in upstream's order (crates/trusted-server-core/src/
+// html_processor.rs:409-451): the ad-slots script for eligible requests,
+// then the head tags (headTags: integrations' head inserts, the bundle
+// tag, the deferred modules' tags).
 // The script depends only on which configured slots matched, so it is
 // encoded once per slot set (headScripts) rather than once per page.
 func (g *Guest) headPrepend(x *exchange) []byte {
 	if !x.eligible {
-		return g.bundleTag
+		return g.headTags
 	}
 	key := slotSetKey(x.slots)
 	if s, ok := g.headScripts.Load(key); ok {
@@ -436,9 +439,9 @@ func (g *Guest) headPrepend(x *exchange) []byte {
 	s, err := rewrite.AdSlotsScript(x.slots)
 	if err != nil {
 		g.log.Error("encode ad slots", zap.Error(err))
-		return g.bundleTag
+		return g.headTags
 	}
-	s = append(s, g.bundleTag...)
+	s = append(s, g.headTags...)
 	if g.headScriptsN.Add(1) <= maxHeadScripts {
 		g.headScripts.Store(key, s)
 	}

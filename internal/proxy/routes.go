@@ -51,7 +51,7 @@ func (g *Guest) newRoutes(cfg *config.Config, bundle tsjs.Bundle) http.Handler {
 	// sends its other methods to the origin; ssatd answers them 405 with
 	// Allow: POST (docs/behaviour.md, "Fidelity"), so /auction takes every
 	// method.
-	serve(m, g.opened(routeBundle), rewrite.BundlePath, ts.Bundle(), http.MethodGet, http.MethodHead)
+	serve(m, g.opened(routeBundle), rewrite.StaticPrefix+"*", ts.Bundle(), http.MethodGet, http.MethodHead)
 	serve(m, g.admitted(routeAuction), tsjs.AuctionPath, ts.Auction())
 	serve(m, g.admitted(routePageBids), tsjs.PageBidsPath, ts.PageBids(), http.MethodGet, http.MethodOptions)
 	serve(m, g.admitted(routePageBids), tsjs.PageBidsLegacyPath, ts.PageBids(), http.MethodGet, http.MethodOptions)

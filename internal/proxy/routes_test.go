@@ -41,6 +41,10 @@ func TestRouteTableSendsTheRestToTheOrigin(t *testing.T) {
 		{"GET", bundle, "200", false},
 		{"HEAD", bundle, "200", false},
 		{"PUT", bundle, "200", true},
+		{"GET", rewrite.StaticPrefix + "tsjs-unified.js", "200", false},
+		{"GET", rewrite.StaticPrefix + "tsjs-prebid.min.js?v=1", "404", false},
+		{"HEAD", rewrite.StaticPrefix + "app.css", "404", false},
+		{"POST", rewrite.StaticPrefix + "app.css", "200", true},
 		{"GET", "/news/a%2Fb?x=1", "200", true},
 		{"PROPFIND", "/dav/", "200", true},
 		// Without publisher.proxy_secret there is no first-party family.

@@ -10,12 +10,46 @@ import (
 	"github.com/ssatd/ssatd/internal/ssat"
 )
 
-// BundlePath is the path the client bundle is served from.
-const BundlePath = "/static/tsjs=tsjs-unified.min.js"
+// BundlePath is the path the client bundle is served from; StaticPrefix
+// starts every path of the client bundle and its modules (upstream's
+// handle_tsjs_dynamic, crates/trusted-server-core/src/publisher.rs:525-567).
+const (
+	StaticPrefix = "/static/tsjs="
+	BundlePath   = StaticPrefix + "tsjs-unified.min.js"
+)
 
-// BundleTag is the "Bundle tag" (docs/behaviour.md) script tag for a bundle whose sha256 is hexHash.
-func BundleTag(hexHash string) []byte {
-	return []byte(bundleOpen + BundlePath + `?v=` + hexHash + `" id="trustedserver-js"></script>`)
+// Attr is an attribute of the bundle tag: a name of lower-case letters,
+// digits and '-', and a value with none of `"&<>`, as upstream asserts
+// (tsjs.rs, tsjs_script_tag_with_attributes); both are written as they are.
+type Attr struct{ Name, Value string }
+
+// GAMAttribution is the bundle tag's attribute when GPT's GAM attribution
+// is on (integrations/gpt.rs:523-529).
+var GAMAttribution = Attr{"data-ts-gam-attribution", "true"}
+
+// BundleTag is the "Bundle tag" (docs/behaviour.md) script tag for a bundle
+// whose sha256 is hexHash, with attrs after its id, as upstream writes it
+// (tsjs.rs, tsjs_script_tag_with_attributes).
+func BundleTag(hexHash string, attrs ...Attr) []byte {
+	b := []byte(bundleOpen + BundlePath + `?v=` + hexHash + `" id="trustedserver-js"`)
+	for _, a := range attrs {
+		b = append(b, ` `+a.Name+`="`+a.Value+`"`...)
+	}
+	return append(b, `></script>`...)
+}
+
+// UnifiedTag is the bundle's tag without a version, which upstream puts
+// in creatives and proxied documents, where the exact module set is not
+// known (tsjs.rs, tsjs_unified_script_tag; creative.rs:701-706).
+func UnifiedTag() []byte {
+	return []byte(bundleOpen + BundlePath + `" id="trustedserver-js"></script>`)
+}
+
+// DeferredTag is the script tag of a deferred module (one served alone,
+// such as prebid's), whose sha256 is hexHash (tsjs.rs,
+// tsjs_deferred_script_tag).
+func DeferredTag(id, hexHash string) []byte {
+	return []byte(bundleOpen + StaticPrefix + `tsjs-` + id + `.min.js?v=` + hexHash + `" defer></script>`)
 }
 
 // bundleOpen starts the bundle tag.

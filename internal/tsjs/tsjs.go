@@ -36,12 +36,21 @@ const (
 type Bundle struct {
 	JS   []byte
 	Hash string // bundle.Hash(JS), the ?v= that marks a URL immutable
-	// User: JS is bundle.file, served with upstream's headers
-	// (userbundle.go) instead of ssatd's.
+	// User: JS is bundle.file, or made of bundle.dir's modules, served
+	// with upstream's headers (userbundle.go) instead of ssatd's.
 	User bool
+	// Deferred are the modules of bundle.dir that pages load on their own
+	// URLs, by id (upstream's deferred modules: prebid's).
+	Deferred map[string]Module
 	// Hint: something in front compresses responses carrying the hint
 	// header (docs/behaviour.md, "Platforms"), so the bundle carries it.
 	Hint bool
+}
+
+// Module is one module served alone.
+type Module struct {
+	JS   []byte
+	Hash string // bundle.Hash(JS)
 }
 
 // Family serves tsjs's routes. Its handlers are safe for concurrent use.
@@ -76,7 +85,8 @@ func (f *Family) Auction() http.Handler { return http.HandlerFunc(f.serveAuction
 // does.
 func (f *Family) PageBids() http.Handler { return http.HandlerFunc(f.servePageBids) }
 
-// Bundle answers GET and HEAD of the client bundle.
+// Bundle answers GET and HEAD of every path under rewrite.StaticPrefix:
+// the client bundle, the deferred modules, and 404 for any other name.
 func (f *Family) Bundle() http.Handler { return http.HandlerFunc(f.serveBundle) }
 
 // refuse answers a refused callback with a plain-text reason, never

@@ -22,19 +22,21 @@ const (
 	upstreamBundleShortEdge     = "max-age=300, stale-while-revalidate=60, stale-if-error=86400"
 )
 
-// serveUserBundle answers bundle.file with upstream's headers: a strong
+// serveUpstream answers js, whose hash is hash (bundle.file, the bundle
+// made of bundle.dir's modules, or one deferred module), with upstream's
+// headers: a strong
 // "sha256-HEX" ETag, application/javascript, Vary: Accept-Encoding and
 // the hint, a 304 to an If-None-Match equal to the tag. Upstream keeps
 // the tag strong although Fastly compresses the body under it; ssatd does
 // the same here, so a cache in front sees what it would see on Fastly.
 // Ranges are not served, as upstream serves none.
-func (f *Family) serveUserBundle(w http.ResponseWriter, r *http.Request) {
+func (f *Family) serveUpstream(w http.ResponseWriter, r *http.Request, js []byte, hash string) {
 	h := w.Header()
-	etag := `"sha256-` + f.bundle.Hash + `"`
+	etag := `"sha256-` + hash + `"`
 	h.Set("ETag", etag)
 	h.Set("X-Content-Type-Options", "nosniff")
 	compress.AddVary(h, "Accept-Encoding")
-	if r.URL.Query().Get("v") == f.bundle.Hash {
+	if r.URL.Query().Get("v") == hash {
 		h.Set("Cache-Control", upstreamBundleImmutable)
 		h.Set("Surrogate-Control", upstreamBundleImmutableEdge)
 	} else {
@@ -49,9 +51,9 @@ func (f *Family) serveUserBundle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.Set("Content-Type", "application/javascript; charset=utf-8")
-	h.Set("Content-Length", fmt.Sprint(len(f.bundle.JS)))
+	h.Set("Content-Length", fmt.Sprint(len(js)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		_, _ = bytes.NewReader(f.bundle.JS).WriteTo(w)
+		_, _ = bytes.NewReader(js).WriteTo(w)
 	}
 }
