@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -78,6 +79,9 @@ func (b *Bidder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == RequestsPath:
 		b.serveRequests(w, r)
 		return
+	case r.URL.Path == BadgePath || r.URL.Path == LandingPath:
+		serveCreativeAsset(w, r)
+		return
 	case r.URL.Path != AuctionPath:
 		http.NotFound(w, r)
 		return
@@ -106,7 +110,7 @@ func (b *Bidder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		delay += s.delay()
 		resp = s.answer(&br)
 	} else {
-		resp = BidResponseFor(&br)
+		resp = bidResponse(&br, "http://"+r.Host)
 	}
 	if delay > 0 {
 		t := time.NewTimer(delay)
@@ -132,7 +136,12 @@ func (b *Bidder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // BidResponseFor is the demo bidder's answer: every seat bids on every
 // banner impression, in its first size, at a price derived from the seat
 // and the impression id, with a bid id naming the auction.
-func BidResponseFor(br *openrtb.BidRequest) *openrtb.BidResponse {
+func BidResponseFor(br *openrtb.BidRequest) *openrtb.BidResponse { return bidResponse(br, "") }
+
+// bidResponse is BidResponseFor with creatives that load an image and
+// link a landing page from base, the bidder's own http://host:port, as an
+// ad server's creatives do; without base they are self-contained.
+func bidResponse(br *openrtb.BidRequest, base string) *openrtb.BidResponse {
 	resp := &openrtb.BidResponse{ID: br.ID, Cur: "USD"}
 	// Bid ids name the auction (the start of the request id), so a page
 	// that asks again (a refresh, an SPA navigation) shows bids it did not
@@ -151,7 +160,7 @@ func BidResponseFor(br *openrtb.BidRequest) *openrtb.BidResponse {
 			price := DemoPrice(seat, imp.ID)
 			sb.Bid = append(sb.Bid, openrtb.Bid{
 				ID: seat + "-" + imp.ID + auction, ImpID: imp.ID, Price: json.Number(price), W: f.W, H: f.H,
-				AdM: creative(seat, imp.ID, f, price, auction), CrID: seat + "-creative",
+				AdM: creative(seat, imp.ID, f, price, auction, base), CrID: seat + "-creative",
 			})
 		}
 		if len(sb.Bid) > 0 {
@@ -170,13 +179,48 @@ func DemoPrice(seat, impID string) string {
 	return fmt.Sprintf("%d.%03d", m/1000, m%1000)
 }
 
-// creative is a visible banner naming where it came from.
-func creative(seat, impID string, f openrtb.Format, price, auction string) string {
+// creative is a visible banner naming where it came from. With base (the
+// bidder's http://host:port) it shows the bidder's badge image and links
+// its landing page, so that a proxy that makes creatives first party
+// (docs/behaviour.md, "First-party routes") has an image and a click to
+// rewrite.
+func creative(seat, impID string, f openrtb.Format, price, auction, base string) string {
 	h := fnv.New32a()
 	_, _ = io.WriteString(h, seat)
 	hue := h.Sum32() % 360
-	return fmt.Sprintf(`<div style="box-sizing:border-box;width:%dpx;height:%dpx;background:hsl(%d,70%%,45%%);color:#fff;`+
+	badge, open, end := "", "", ""
+	if base != "" {
+		q := "?seat=" + url.QueryEscape(seat)
+		badge = `<img src="` + html.EscapeString(base+BadgePath+q) + `" width="28" height="28" alt="" style="margin-right:8px">`
+		open = `<a href="` + html.EscapeString(base+LandingPath+q) + `" target="_blank" style="color:inherit;text-decoration:none">`
+		end = `</a>`
+	}
+	return fmt.Sprintf(`%s<div style="box-sizing:border-box;width:%dpx;height:%dpx;background:hsl(%d,70%%,45%%);color:#fff;`+
 		`font:bold 14px/1.3 sans-serif;display:flex;align-items:center;justify-content:center;text-align:center">`+
-		`%s · %s · %dx%d · $%s CPM · auction%s via OpenRTB</div>`,
-		f.W, f.H, hue, html.EscapeString(seat), html.EscapeString(impID), f.W, f.H, price, html.EscapeString(auction))
+		`%s%s · %s · %dx%d · $%s CPM · auction%s via OpenRTB</div>%s`,
+		open, f.W, f.H, hue, badge, html.EscapeString(seat), html.EscapeString(impID), f.W, f.H, price, html.EscapeString(auction), end)
+}
+
+// The demo bidder's creative assets: a badge image and a landing page.
+const (
+	BadgePath   = "/creative/badge.svg"
+	LandingPath = "/landing"
+)
+
+const badgeSVG = `<svg xmlns="http://www.w3.org/2000/svg" width="28" height="28" viewBox="0 0 28 28">` +
+	`<rect width="28" height="28" rx="6" fill="#fff"/><text x="14" y="19" font-family="sans-serif" font-size="12" ` +
+	`font-weight="bold" text-anchor="middle" fill="#333">AD</text></svg>`
+
+// serveCreativeAsset answers the badge and the landing page. Cookies are
+// the proxy's test: it must send none of the publisher's.
+func serveCreativeAsset(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == BadgePath {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		_, _ = io.WriteString(w, badgeSVG)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = fmt.Fprintf(w, "<!doctype html><title>Demo advertiser</title><h1>The demo advertiser's landing page</h1><p>Seat %s: the click went through the publisher's /first-party/click.</p>\n",
+		html.EscapeString(r.URL.Query().Get("seat")))
 }

@@ -6,6 +6,10 @@
 package demo
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/ssatd/ssatd/internal/config"
@@ -67,6 +71,32 @@ type ProxyOptions struct {
 	BidderURL string
 }
 
+// proxySecret is the demo proxies' publisher.proxy_secret: one per
+// process, shared by the pair as a fleet shares it, so either proxy
+// verifies the other's URLs.
+var proxySecret = func() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b)
+}()
+
+// firstPartyFor makes the demo's creatives first party as Trusted Server
+// makes them (docs/behaviour.md, "First-party routes"): the demo's proxy
+// secret, and the demo bidder's host named in allowed_domains, which is
+// what lets /first-party/proxy fetch a loopback address.
+func firstPartyFor(bidderURL string) (config.FirstPartyConfig, error) {
+	u, err := url.Parse(bidderURL)
+	if err != nil {
+		return config.FirstPartyConfig{}, fmt.Errorf("demo bidder url: %w", err)
+	}
+	return config.FirstPartyConfig{
+		ProxySecret:      config.Secret(proxySecret),
+		AllowedDomains:   []string{u.Hostname()},
+		CertificateCheck: true,
+		RewriteCreatives: true,
+	}, nil
+}
+
 // ProxyConfig builds and validates the configuration of a demo proxy: the
 // defaults, the demo slots, the OpenRTB provider calling the demo bidder
 // (or the static demo bids without one), and mirror mode or offload with
@@ -88,6 +118,11 @@ func ProxyConfig(o ProxyOptions) (*config.Config, error) {
 	if o.BidderURL != "" {
 		c.Auction.Provider = config.AuctionProviderOpenRTB
 		c.Auction.OpenRTB = []config.OpenRTBEndpoint{{Name: "demo-bidder", URL: o.BidderURL, AccountID: "demo"}}
+		fp, err := firstPartyFor(o.BidderURL)
+		if err != nil {
+			return nil, err
+		}
+		c.FirstParty = fp
 	} else {
 		c.Auction.Provider = config.AuctionProviderStatic
 		c.Auction.StaticBids = StaticBids()

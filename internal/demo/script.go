@@ -109,7 +109,7 @@ func (s *Script) answer(br *openrtb.BidRequest) *openrtb.BidResponse {
 		}
 		adm := b.Adm
 		if adm == "" {
-			adm = creative(b.Seat, imp.ID, f, b.Price, "")
+			adm = creative(b.Seat, imp.ID, f, b.Price, "", "")
 		}
 		i, ok := seat[b.Seat]
 		if !ok {
