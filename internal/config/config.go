@@ -44,6 +44,8 @@ type Config struct {
 	Bundle                BundleConfig          `toml:"bundle" envPrefix:"BUNDLE_"`
 	Tracing               TracingConfig         `toml:"tracing" envPrefix:"TRACING_"`
 	RequestSigning        RequestSigningConfig  `toml:"request_signing" envPrefix:"REQUEST_SIGNING_"`
+	EC                    ECConfig              `toml:"ec" envPrefix:"EC_"`
+	Store                 StoreConfig           `toml:"store" envPrefix:"STORE_"`
 
 	// FirstParty is a Trusted Server file's /first-party/* settings
 	// (tsfirstparty.go); it has no native keys.
@@ -99,6 +101,9 @@ type ServerConfig struct {
 	// connections. Off by default: an origin outage must not take every
 	// replica out of the load balancer at once.
 	ReadyRequiresOrigin bool `toml:"ready_requires_origin" env:"READY_REQUIRES_ORIGIN"`
+	// DataDir holds the embedded store (ssatd.db) that edge-cookie
+	// identities live in when store.redis_url is not set; "" keeps none.
+	DataDir string `toml:"data_dir" env:"DATA_DIR"`
 
 	// TrustedPrefixes is TrustedProxies parsed by Validate; bare IPs become
 	// single-address prefixes so callers only ever test prefix containment.
@@ -573,6 +578,7 @@ func (d *decoder) envProblem(err error, prefix, sectionKey string, sectionType r
 // are masked because this output ends up in logs and support tickets.
 func (c *Config) WriteEffective(w io.Writer) error {
 	masked := c.withURLsMasked()
+	masked.EC = c.EC.withSecretsMasked(maskedSecret)
 	endpoints := masked.Auction.OpenRTB
 	masked.Auction.OpenRTB = nil
 	for _, e := range endpoints {

@@ -21,7 +21,12 @@ func (c *Config) NativeTOML() ([]byte, error) {
 	def := Defaults()
 	def.Publisher.Domain, def.Publisher.OriginURL = c.Publisher.Domain, c.Publisher.OriginURL
 	_ = def.Validate()
-	got, err := asTable(c)
+	// The edge cookie's passphrase and the partners' tokens are secrets:
+	// they are not written, and the operator sets them again
+	// (SSATD_EC_PASSPHRASE).
+	noSecrets := *c
+	noSecrets.EC = c.EC.withSecretsMasked("")
+	got, err := asTable(&noSecrets)
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,8 @@ var tsMappedFrom = map[string]string{
 	"consent.freshness_threshold_days":      "consent.conflict_resolution.freshness_threshold_days",
 	"creative_opportunities.slot":           "[[creative_opportunities.slot]]",
 	"request_signing.enabled":               "request_signing.enabled",
+	"ec.passphrase":                         "ec.passphrase",
+	"ec.partners":                           "[[ec.partners]]",
 }
 
 var tsMappedNativeKeys = slices.Sorted(maps.Keys(tsMappedFrom))
@@ -60,6 +62,8 @@ func (d *decoder) tsMap(ts *tsSettings, tree map[string]any, c *Config) []NotEmu
 		c.RequestSigning.Enabled = rs.Enabled
 		d.alias("request_signing.enabled", "request_signing.enabled")
 	}
+
+	d.tsEC(&ts.EC, c)
 
 	a := &c.Auction
 	a.Enabled = ts.Auction.Enabled
@@ -216,5 +220,17 @@ func (d *decoder) tsConsent(ts *tsConsent, k *ConsentConfig) {
 		if strings.HasPrefix(native, "consent.") && native != "consent.policy" {
 			d.alias(native, upstream)
 		}
+	}
+}
+
+// tsEC maps [ec]: the passphrase and the partners (settings.rs:271-327,
+// 424-456). The store is ssatd's: [ssatd.server] data_dir or
+// [ssatd.store] redis_url stand in for upstream's ec_store.
+func (d *decoder) tsEC(e *tsEC, c *Config) {
+	c.EC.Passphrase = e.Passphrase
+	d.alias("ec.passphrase", "ec.passphrase")
+	for _, p := range e.Partners {
+		c.EC.Partners = append(c.EC.Partners, ECPartner{Name: p.Name, SourceDomain: p.SourceDomain,
+			APIToken: p.APIToken, OpenRTBAtype: p.OpenRTBAtype, BatchRateLimit: p.BatchRateLimit})
 	}
 }

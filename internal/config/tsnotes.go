@@ -20,7 +20,10 @@ type tsSectionNote struct {
 
 var tsSectionNotes = []tsSectionNote{
 	{NotEmulated{"handlers", "no Basic authentication is asked on the paths listed: they reach the origin (auth.rs)"}, nil},
-	{NotEmulated{"ec", "no ts-ec cookie is set; /_ts/api/v1/identify and /_ts/api/v1/batch-sync are not served (ec/)"}, nil},
+	{NotEmulated{"ec", "pull sync is not run: partners sync through /_ts/api/v1/batch-sync only (ec/pull_sync.rs)"},
+		func(ts *tsSettings) bool {
+			return slices.ContainsFunc(ts.EC.Partners, func(p tsPartner) bool { return p.PullSyncEnabled })
+		}},
 	{NotEmulated{"response_headers", "the headers are not added to responses"}, nil},
 	{NotEmulated{"rewrite", "exclude_domains is not read: creatives are not rewritten at all"}, nil},
 	{NotEmulated{"cache", "asset cache rules are not applied; the origin's Cache-Control passes through"},
@@ -46,7 +49,7 @@ func tsNotEmulated(ts *tsSettings, tree map[string]any) []NotEmulated {
 	pub, _ := tree["publisher"].(map[string]any)
 	pubNotes := map[string]string{
 		"proxy_secret":            "no first-party proxy or click URLs are minted (/first-party/proxy, /first-party/click)",
-		"cookie_domain":           "ssatd sets no cookies",
+		"cookie_domain":           "no cookie is set on it (ts-ec takes .publisher.domain, as upstream)",
 		"max_buffered_body_bytes": "ssatd's limits apply instead ([ssatd.publisher] max_origin_response_bytes, max_decoded_body_bytes)",
 	}
 	for _, k := range slices.Sorted(maps.Keys(pubNotes)) {

@@ -51,6 +51,7 @@ func (c *Config) Validate() error {
 	c.validateBundle(&p)
 	c.validateConsent(&p)
 	c.validateRequestSigning(&p)
+	c.validateEC(&p)
 	c.validateTracing(&p)
 	for i, ua := range c.Bots.UserAgents {
 		if strings.TrimSpace(ua) == "" {
@@ -463,6 +464,7 @@ func (c *Config) Warnings() []string {
 	w = append(w, c.openRTBWarnings()...)
 	w = append(w, c.computeWarnings()...)
 	w = append(w, c.geoWarnings()...)
+	w = append(w, c.storeWarning()...)
 	if e := c.eligibilityWarning(); e != "" {
 		w = append(w, e)
 	}

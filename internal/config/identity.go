@@ -1,0 +1,145 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// ECConfig is the [ec] section: Trusted Server's edge cookie (ts-ec) and
+// the partners that read and sync it (internal/identity;
+// docs/behaviour.md, "Edge cookie"). Upstream's [ec] (IABTechLab/
+// trusted-server crates/trusted-server-core/src/settings.rs:271-327,
+// 424-520).
+type ECConfig struct {
+	// Passphrase keys the HMAC-SHA256 of the client's address that an edge
+	// cookie begins with; "" sets no edge cookie and serves no partner
+	// routes. At least 32 characters (settings.rs:494-515).
+	Passphrase string `toml:"passphrase" env:"PASSPHRASE"`
+	// Partners read ids through /_ts/api/v1/identify and sync theirs
+	// through /_ts/api/v1/batch-sync.
+	Partners []ECPartner `toml:"partners" env:"-"`
+}
+
+// ECPartner is one [[ec.partners]] (settings.rs:271-327).
+type ECPartner struct {
+	Name         string `toml:"name"`
+	SourceDomain string `toml:"source_domain"`
+	// APIToken is the partner's bearer token; only its SHA-256 is kept.
+	APIToken string `toml:"api_token"`
+	// OpenRTBAtype is the eid's atype; 0 is upstream's default, 3.
+	OpenRTBAtype int `toml:"openrtb_atype"`
+	// BatchRateLimit is batch-sync requests a minute; 0 is upstream's 60.
+	BatchRateLimit int `toml:"batch_rate_limit"`
+}
+
+// StoreConfig is the [store] section: the shared store identity state
+// lives in when several instances serve one site. Without redis_url the
+// store is embedded, in server.data_dir.
+type StoreConfig struct {
+	RedisURL      string `toml:"redis_url" env:"REDIS_URL"`
+	RedisPoolSize int    `toml:"redis_pool_size" env:"REDIS_POOL_SIZE"`
+}
+
+// Upstream's defaults for a partner (settings.rs:398-406) and its bounds.
+const (
+	DefaultPartnerAtype          = 3
+	DefaultPartnerBatchRateLimit = 60
+	minECPassphrase              = 32
+	minPartnerToken              = 32
+)
+
+func (c *Config) validateEC(p *problems) {
+	e := &c.EC
+	if e.Passphrase != "" && len(e.Passphrase) < minECPassphrase {
+		p.addf("ec.passphrase", "is %d characters, at least %d are needed (HMAC-SHA256 key strength, as upstream)", len(e.Passphrase), minECPassphrase)
+	}
+	if e.Passphrase == "" && len(e.Partners) > 0 {
+		p.addf("ec.partners", "need ec.passphrase: without it there is no edge cookie to identify or sync")
+	}
+	seen := map[string]bool{}
+	for i := range e.Partners {
+		pt := &e.Partners[i]
+		key := fmt.Sprintf("ec.partners[%d]", i)
+		switch {
+		case pt.Name == "":
+			p.addf(key+".name", "is required")
+		case !validSourceDomain(pt.SourceDomain):
+			p.addf(key+".source_domain", "%q is not a domain name (letters, digits and hyphens in dot-separated labels)", pt.SourceDomain)
+		case seen[strings.ToLower(pt.SourceDomain)]:
+			p.addf(key+".source_domain", "%q is listed twice", pt.SourceDomain)
+		case len(pt.APIToken) < minPartnerToken:
+			p.addf(key+".api_token", "is %d bytes, at least %d are needed", len(pt.APIToken), minPartnerToken)
+		case pt.BatchRateLimit < 0 || pt.OpenRTBAtype < 0:
+			p.addf(key, "batch_rate_limit and openrtb_atype cannot be negative")
+		}
+		seen[strings.ToLower(pt.SourceDomain)] = true
+		if pt.OpenRTBAtype == 0 {
+			pt.OpenRTBAtype = DefaultPartnerAtype
+		}
+		if pt.BatchRateLimit == 0 {
+			pt.BatchRateLimit = DefaultPartnerBatchRateLimit
+		}
+	}
+	if s := c.Store.RedisURL; s != "" {
+		if u, err := url.Parse(s); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+			p.addf("store.redis_url", "want redis://host:port[/db] or rediss://, got %q", s)
+		}
+	}
+	if c.Store.RedisPoolSize < 0 {
+		p.addf("store.redis_pool_size", "cannot be negative")
+	}
+}
+
+// validSourceDomain is upstream's EcPartner::validate_source_domain
+// (settings.rs:340-395): ASCII labels of letters, digits and inner
+// hyphens, no scheme, path or port.
+func validSourceDomain(s string) bool {
+	if s == "" || strings.TrimSpace(s) != s || len(s) > 255 || strings.ContainsAny(s, "/:") {
+		return false
+	}
+	n := strings.ToLower(strings.TrimSuffix(s, "."))
+	if n == "" {
+		return false
+	}
+	for _, label := range strings.Split(n, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			b := label[i]
+			if !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// HasStore reports whether identity state has somewhere to live: Redis,
+// or the embedded store in server.data_dir.
+func (c *Config) HasStore() bool { return c.Store.RedisURL != "" || c.Server.DataDir != "" }
+
+// withSecretsMasked is e with the passphrase and partner tokens that are
+// set replaced by mask.
+func (e ECConfig) withSecretsMasked(mask string) ECConfig {
+	if e.Passphrase != "" {
+		e.Passphrase = mask
+	}
+	e.Partners = slices.Clone(e.Partners)
+	for i := range e.Partners {
+		e.Partners[i].APIToken = mask
+	}
+	return e
+}
+
+// storeWarning says that edge cookies are configured with nowhere to keep
+// them: upstream then sets none (ec/finalize.rs:98-104).
+func (c *Config) storeWarning() []string {
+	if c.EC.Passphrase == "" || c.HasStore() {
+		return nil
+	}
+	return []string{"ec.passphrase is set but there is no store (server.data_dir or store.redis_url; in a Trusted Server file, [ssatd.server] or [ssatd.store]): " +
+		"no ts-ec cookie is set and the partner routes answer without identities, as Trusted Server without its KV store"}
+}
