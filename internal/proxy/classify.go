@@ -23,6 +23,9 @@ const (
 	routeBundle   route = "bundle"
 	routeAuction  route = "auction"
 	routePageBids route = "page-bids"
+	// The edge-cookie partner routes (internal/identity).
+	routeIdentify  route = "identify"
+	routeBatchSync route = "batch-sync"
 )
 
 // why is the row of docs/behaviour.md's "Classification" table that put

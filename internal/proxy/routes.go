@@ -8,6 +8,7 @@ import (
 
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/identity"
 	"github.com/ssatd/ssatd/internal/rewrite"
 	"github.com/ssatd/ssatd/internal/tsjs"
 )
@@ -52,6 +53,13 @@ func (g *Guest) newRoutes(cfg *config.Config, bundle tsjs.Bundle) http.Handler {
 	serve(m, g.admitted(routeAuction), tsjs.AuctionPath, ts.Auction())
 	serve(m, g.admitted(routePageBids), tsjs.PageBidsPath, ts.PageBids(), http.MethodGet, http.MethodOptions)
 	serve(m, g.admitted(routePageBids), tsjs.PageBidsLegacyPath, ts.PageBids(), http.MethodGet, http.MethodOptions)
+
+	// identity (internal/identity): the partner routes, served with
+	// ec.passphrase (ec/identify.rs, ec/batch_sync.rs).
+	if g.identity != nil {
+		serve(m, g.opened(routeIdentify), identity.IdentifyPath, g.identity.Identify(), http.MethodGet, http.MethodOptions)
+		serve(m, g.opened(routeBatchSync), identity.BatchSyncPath, g.identity.BatchSync(), http.MethodPost)
+	}
 	return m
 }
 
