@@ -39,7 +39,7 @@ type generation struct {
 // auction endpoint counters, so a reload does not reset a counter.
 func (d *daemon) build(cfg *config.Config) (*generation, error) {
 	g, h, err := assemble.Handler(cfg, redactLogs(d.baseLog, cfg),
-		assemble.Options{Metrics: d.metrics, AuctionStats: d.auctionStats})
+		assemble.Options{Metrics: d.metrics, AuctionStats: d.auctionStats, Store: d.store, StoreFailed: d.storeFailed})
 	if err != nil {
 		return nil, err
 	}
