@@ -27,6 +27,9 @@ func cmdConfigConvert(args []string, stdout, stderr io.Writer, environ []string)
 	for _, n := range cfg.Source.NotEmulated {
 		fmt.Fprintf(stderr, "dropped (accepted, not emulated): %s\n", n)
 	}
+	for _, s := range cfg.SecretsLeftOut() {
+		fmt.Fprintf(stderr, "left out (secret): %s\n", s)
+	}
 	fmt.Fprintf(stdout, "# ssatd's format, converted from the Trusted Server file %s by ssatd config convert;\n# keys left out have ssatd's defaults (README.md, \"Configuration\").\n\n", describe(path))
 	_, err = stdout.Write(out)
 	if err != nil {

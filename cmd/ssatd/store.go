@@ -29,7 +29,7 @@ func (d *daemon) openStore(cfg *config.Config) error {
 	}
 	failures := prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "ssatd", Name: "store_failures_total",
-		Help: "Calls to the identity store (server.data_dir or store.redis_url) that failed; pages were served and edge-cookie identity degraded.",
+		Help: "Calls to the identity store (server.data_dir or store.url) that failed; pages were served and edge-cookie identity degraded.",
 	})
 	up := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: "ssatd", Name: "store_up",

@@ -117,7 +117,7 @@ func TestEdgeCookieSurvivesARestartWithTheEmbeddedStore(t *testing.T) {
 // instance and synced through it is identified by the other.
 func TestTwoInstancesShareIdentitiesThroughRedis(t *testing.T) {
 	origin := newTestOrigin(t)
-	doc := identityConfig(origin.srv.URL, "", fmt.Sprintf("\n[store]\nredis_url = %q\n", testutil.RedisURL(t)))
+	doc := identityConfig(origin.srv.URL, "", fmt.Sprintf("\n[store]\nurl = %q\n", testutil.RedisURL(t)))
 	c := newTestClient(t)
 	a, b := startServeCommand(t, doc), startServeCommand(t, doc)
 	ec := mintEdgeCookie(t, c, a.clientAddr)
@@ -141,7 +141,7 @@ func TestStoreOutageServesPagesAndSaysSo(t *testing.T) {
 	}
 	down := "redis://" + l.Addr().String() + "/0"
 	l.Close() // nothing listens there
-	sc := startServeCommand(t, identityConfig(origin.srv.URL, "", fmt.Sprintf("\n[store]\nredis_url = %q\n", down)))
+	sc := startServeCommand(t, identityConfig(origin.srv.URL, "", fmt.Sprintf("\n[store]\nurl = %q\n", down)))
 	c := newTestClient(t)
 	req, _ := http.NewRequest(http.MethodGet, "http://"+sc.clientAddr+"/page", nil)
 	req.Host = "localhost"

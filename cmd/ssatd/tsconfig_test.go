@@ -58,7 +58,7 @@ func TestConfigCheckReadsATrustedServerFile(t *testing.T) {
 			wantStdout: []string{"(format: trusted-server, mapped onto ssatd's settings)", "url = 'http://127.0.0.1:8001/openrtb2/auction'", "timeout_ms = 800", "post_auction_timeout_ms = 2000", "gam_unit_path = '/123/atf'"},
 			wantStderr: []string{
 				"accepted, not emulated: [handlers]: no Basic authentication",
-				"accepted, not emulated: [ec]: no ts-ec cookie is set",
+				"ec.passphrase is set but there is no store",
 				"accepted, not emulated: [publisher.proxy_secret]:",
 				"accepted, not emulated: [integrations.prebid]: only the server-side auction is emulated",
 			}},
@@ -121,7 +121,7 @@ drain_period = "0s"
 			keys = append(keys, k)
 		}
 	}
-	want := []string{"handlers", "ec", "publisher.cookie_domain", "publisher.proxy_secret", "auction.rewrite_creatives", "integrations.prebid"}
+	want := []string{"handlers", "publisher.cookie_domain", "publisher.proxy_secret", "auction.rewrite_creatives", "integrations.prebid"}
 	if !reflect.DeepEqual(keys, want) {
 		t.Errorf("accepted-not-emulated lines for %q, want %q", keys, want)
 	}
@@ -130,8 +130,8 @@ drain_period = "0s"
 	}
 	c := newTestClient(t)
 	_, _, body := get(t, c, "http://"+sc.adminAddr+"/metrics", "")
-	if !strings.Contains(body, "\nssatd_config_not_emulated 6\n") {
-		t.Errorf("/metrics lacks ssatd_config_not_emulated 6")
+	if !strings.Contains(body, "\nssatd_config_not_emulated 5\n") {
+		t.Errorf("/metrics lacks ssatd_config_not_emulated 5")
 	}
 	c.Transport.(*http.Transport).CloseIdleConnections()
 }
@@ -155,7 +155,7 @@ func TestConfigConvertWritesTheNativeFile(t *testing.T) {
 	if _, ok := lookup(m, "server"); ok {
 		t.Errorf("defaults written:\n%s", got.stdout)
 	}
-	if !strings.Contains(got.stderr, "dropped (accepted, not emulated): [ec]: no ts-ec cookie is set") {
+	if !strings.Contains(got.stderr, "left out (secret): [ec]: the passphrase and the partners' api_token are secrets") {
 		t.Errorf("stderr does not say what was dropped:\n%s", got.stderr)
 	}
 	if strings.Contains(got.stdout+got.stderr, "SECRET") {

@@ -102,7 +102,7 @@ type ServerConfig struct {
 	// replica out of the load balancer at once.
 	ReadyRequiresOrigin bool `toml:"ready_requires_origin" env:"READY_REQUIRES_ORIGIN"`
 	// DataDir holds the embedded store (ssatd.db) that edge-cookie
-	// identities live in when store.redis_url is not set; "" keeps none.
+	// identities live in when store.url is not set; "" keeps none.
 	DataDir string `toml:"data_dir" env:"DATA_DIR"`
 
 	// TrustedPrefixes is TrustedProxies parsed by Validate; bare IPs become

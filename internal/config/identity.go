@@ -19,7 +19,7 @@ type ECConfig struct {
 	Passphrase string `toml:"passphrase" env:"PASSPHRASE"`
 	// Partners read ids through /_ts/api/v1/identify and sync theirs
 	// through /_ts/api/v1/batch-sync.
-	Partners []ECPartner `toml:"partners" env:"-"`
+	Partners []ECPartner `toml:"partners,omitempty" env:"-"`
 }
 
 // ECPartner is one [[ec.partners]] (settings.rs:271-327).
@@ -35,11 +35,14 @@ type ECPartner struct {
 }
 
 // StoreConfig is the [store] section: the shared store identity state
-// lives in when several instances serve one site. Without redis_url the
-// store is embedded, in server.data_dir.
+// lives in when several instances serve one site. Without url the store
+// is embedded, in server.data_dir.
 type StoreConfig struct {
-	RedisURL      string `toml:"redis_url" env:"REDIS_URL"`
-	RedisPoolSize int    `toml:"redis_pool_size" env:"REDIS_POOL_SIZE"`
+	// URL is Redis's (or Valkey's): redis://[user:password@]host:port[/db],
+	// or rediss:// for TLS.
+	URL string `toml:"url" env:"URL"`
+	// PoolSize bounds the connections to Redis; 0 is 32.
+	PoolSize int `toml:"pool_size" env:"POOL_SIZE"`
 }
 
 // Upstream's defaults for a partner (settings.rs:398-406) and its bounds.
@@ -82,13 +85,13 @@ func (c *Config) validateEC(p *problems) {
 			pt.BatchRateLimit = DefaultPartnerBatchRateLimit
 		}
 	}
-	if s := c.Store.RedisURL; s != "" {
+	if s := c.Store.URL; s != "" {
 		if u, err := url.Parse(s); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
-			p.addf("store.redis_url", "want redis://host:port[/db] or rediss://, got %q", s)
+			p.addf("store.url", "want redis://host:port[/db] or rediss://, got %q", s)
 		}
 	}
-	if c.Store.RedisPoolSize < 0 {
-		p.addf("store.redis_pool_size", "cannot be negative")
+	if c.Store.PoolSize < 0 {
+		p.addf("store.pool_size", "cannot be negative")
 	}
 }
 
@@ -119,13 +122,16 @@ func validSourceDomain(s string) bool {
 
 // HasStore reports whether identity state has somewhere to live: Redis,
 // or the embedded store in server.data_dir.
-func (c *Config) HasStore() bool { return c.Store.RedisURL != "" || c.Server.DataDir != "" }
+func (c *Config) HasStore() bool { return c.Store.URL != "" || c.Server.DataDir != "" }
 
 // withSecretsMasked is e with the passphrase and partner tokens that are
 // set replaced by mask.
 func (e ECConfig) withSecretsMasked(mask string) ECConfig {
 	if e.Passphrase != "" {
 		e.Passphrase = mask
+	}
+	if e.Partners == nil {
+		return e
 	}
 	e.Partners = slices.Clone(e.Partners)
 	for i := range e.Partners {
@@ -140,6 +146,6 @@ func (c *Config) storeWarning() []string {
 	if c.EC.Passphrase == "" || c.HasStore() {
 		return nil
 	}
-	return []string{"ec.passphrase is set but there is no store (server.data_dir or store.redis_url; in a Trusted Server file, [ssatd.server] or [ssatd.store]): " +
+	return []string{"ec.passphrase is set but there is no store (server.data_dir or store.url; in a Trusted Server file, [ssatd.server] or [ssatd.store]): " +
 		"no ts-ec cookie is set and the partner routes answer without identities, as Trusted Server without its KV store"}
 }

@@ -225,7 +225,7 @@ func (d *decoder) tsConsent(ts *tsConsent, k *ConsentConfig) {
 
 // tsEC maps [ec]: the passphrase and the partners (settings.rs:271-327,
 // 424-456). The store is ssatd's: [ssatd.server] data_dir or
-// [ssatd.store] redis_url stand in for upstream's ec_store.
+// [ssatd.store] url stand in for upstream's ec_store.
 func (d *decoder) tsEC(e *tsEC, c *Config) {
 	c.EC.Passphrase = e.Passphrase
 	d.alias("ec.passphrase", "ec.passphrase")

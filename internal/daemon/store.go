@@ -8,16 +8,16 @@ import (
 )
 
 // OpenStore opens the store identity state lives in (internal/store):
-// Redis at store.redis_url, shared by every instance, else the embedded
+// Redis at store.url, shared by every instance, else the embedded
 // one in server.data_dir; nil, nil when neither is set. A Redis that is
 // down does not fail it: its calls fail until Redis answers, and identity
 // degrades meanwhile. The caller closes the store after the last request.
 func OpenStore(cfg *config.Config) (store.Store, error) {
 	switch {
-	case cfg.Store.RedisURL != "":
-		s, err := store.OpenRedis(store.RedisOptions{URL: cfg.Store.RedisURL, PoolSize: cfg.Store.RedisPoolSize})
+	case cfg.Store.URL != "":
+		s, err := store.OpenRedis(store.RedisOptions{URL: cfg.Store.URL, PoolSize: cfg.Store.PoolSize})
 		if err != nil {
-			return nil, fmt.Errorf("store.redis_url: %w", err)
+			return nil, fmt.Errorf("store.url: %w", err)
 		}
 		return s, nil
 	case cfg.Server.DataDir != "":
