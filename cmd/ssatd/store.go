@@ -19,12 +19,12 @@ const storePingTimeout = time.Second
 
 // openStore opens the store once for the process (assemble.OpenStore): a
 // reload keeps it, since the embedded one holds its file locked, and
-// registers its metrics: ssatd_store_up, the store answering now, and
-// ssatd_store_failures_total, the calls that failed and left identity
-// degraded (docs/reliability.md).
+// registers its metrics, with a store or without: ssatd_store_up, the
+// store answering now (0 without one), and ssatd_store_failures_total,
+// the calls that failed and left identity degraded (docs/reliability.md).
 func (d *daemon) openStore(cfg *config.Config) error {
 	st, err := assemble.OpenStore(cfg)
-	if err != nil || st == nil {
+	if err != nil {
 		return err
 	}
 	failures := prometheus.NewCounter(prometheus.CounterOpts{
@@ -35,16 +35,21 @@ func (d *daemon) openStore(cfg *config.Config) error {
 		Namespace: "ssatd", Name: "store_up",
 		Help: "1 when the identity store answers a ping, else 0.",
 	}, func() float64 {
-		if d.pingStore(context.Background()) != nil {
+		if d.store == nil || d.pingStore(context.Background()) != nil {
 			return 0
 		}
 		return 1
 	})
 	if err := errors.Join(d.metrics.Register(failures), d.metrics.Register(up)); err != nil {
-		_ = st.Close()
+		if st != nil {
+			_ = st.Close()
+		}
 		return err
 	}
-	d.store, d.storeFailed = st, failures.Inc
+	if st != nil {
+		d.store = st
+	}
+	d.storeFailed = failures.Inc
 	return nil
 }
 

@@ -578,7 +578,7 @@ func (d *decoder) envProblem(err error, prefix, sectionKey string, sectionType r
 // are masked because this output ends up in logs and support tickets.
 func (c *Config) WriteEffective(w io.Writer) error {
 	masked := c.withURLsMasked()
-	masked.EC = c.EC.withSecretsMasked(maskedSecret)
+	masked.EC = c.EC.withSecretsMasked()
 	endpoints := masked.Auction.OpenRTB
 	masked.Auction.OpenRTB = nil
 	for _, e := range endpoints {

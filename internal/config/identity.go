@@ -58,9 +58,6 @@ func (c *Config) validateEC(p *problems) {
 	if e.Passphrase != "" && len(e.Passphrase) < minECPassphrase {
 		p.addf("ec.passphrase", "is %d characters, at least %d are needed (HMAC-SHA256 key strength, as upstream)", len(e.Passphrase), minECPassphrase)
 	}
-	if e.Passphrase == "" && len(e.Partners) > 0 {
-		p.addf("ec.partners", "need ec.passphrase: without it there is no edge cookie to identify or sync")
-	}
 	seen := map[string]bool{}
 	for i := range e.Partners {
 		pt := &e.Partners[i]
@@ -124,18 +121,18 @@ func validSourceDomain(s string) bool {
 // or the embedded store in server.data_dir.
 func (c *Config) HasStore() bool { return c.Store.URL != "" || c.Server.DataDir != "" }
 
-// withSecretsMasked is e with the passphrase and partner tokens that are
-// set replaced by mask.
-func (e ECConfig) withSecretsMasked(mask string) ECConfig {
-	if e.Passphrase != "" {
-		e.Passphrase = mask
-	}
+// withSecretsMasked is e with the passphrase and partner tokens replaced
+// by as many x as they have characters: the effective configuration then
+// shows them masked and still loads (their lengths are checked).
+func (e ECConfig) withSecretsMasked() ECConfig {
+	mask := func(s string) string { return strings.Repeat("x", len(s)) }
+	e.Passphrase = mask(e.Passphrase)
 	if e.Partners == nil {
 		return e
 	}
 	e.Partners = slices.Clone(e.Partners)
 	for i := range e.Partners {
-		e.Partners[i].APIToken = mask
+		e.Partners[i].APIToken = mask(e.Partners[i].APIToken)
 	}
 	return e
 }
