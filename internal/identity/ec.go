@@ -102,19 +102,19 @@ func formatCookie(domain, value string, maxAge int) string {
 }
 
 // cookieID is the request's ts-ec value when it has only the characters an
-// id may carry ([A-Za-z0-9._-], ec/mod.rs:98-106, cookies.rs:27-40), and
-// whether the cookie was sent at all.
-func cookieID(cookies []string) (id string, present bool) {
+// id may carry ([A-Za-z0-9._-]), else "": upstream reads a cookie with
+// others as no cookie at all, for validity and for withdrawal alike
+// (ec/mod.rs:92-106, cookies.rs:27-40).
+func cookieID(cookies []string) string {
 	for _, v := range cookies {
-		present = true
 		ok := v != ""
 		for i := 0; i < len(v) && ok; i++ {
 			c := v[i]
 			ok = c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '.' || c == '-' || c == '_'
 		}
 		if ok {
-			return v, true
+			return v
 		}
 	}
-	return "", present
+	return ""
 }

@@ -93,10 +93,10 @@ func (f *Family) Page(r *http.Request, h http.Header) {
 		return
 	}
 	d := f.seam.Consent(r)
-	raw, present := cookieID(cookieValues(r))
+	raw := cookieID(cookieValues(r))
 	if !d.EC.Allowed {
 		f.stripHeaders(h)
-		if d.EC.Withdrawn && present {
+		if d.EC.Withdrawn && raw != "" {
 			h.Add("Set-Cookie", ExpireCookie(f.domain))
 			f.withdraw(r.Context(), raw)
 		}

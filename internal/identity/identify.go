@@ -59,7 +59,7 @@ func (f *Family) identify(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusForbidden, map[string]string{"consent": "denied"})
 		return
 	}
-	id, _ := cookieID(cookieValues(r))
+	id := cookieID(cookieValues(r))
 	if !Valid(id) {
 		w.WriteHeader(http.StatusNoContent)
 		return
