@@ -32,6 +32,9 @@ type ECPartner struct {
 	OpenRTBAtype int `toml:"openrtb_atype"`
 	// BatchRateLimit is batch-sync requests a minute; 0 is upstream's 60.
 	BatchRateLimit int `toml:"batch_rate_limit"`
+	// BidstreamEnabled puts the partner's uid in bid requests'
+	// user.ext.eids.
+	BidstreamEnabled bool `toml:"bidstream_enabled"`
 }
 
 // StoreConfig is the [store] section: the shared store identity state

@@ -231,6 +231,6 @@ func (d *decoder) tsEC(e *tsEC, c *Config) {
 	d.alias("ec.passphrase", "ec.passphrase")
 	for _, p := range e.Partners {
 		c.EC.Partners = append(c.EC.Partners, ECPartner{Name: p.Name, SourceDomain: p.SourceDomain,
-			APIToken: p.APIToken, OpenRTBAtype: p.OpenRTBAtype, BatchRateLimit: p.BatchRateLimit})
+			APIToken: p.APIToken, OpenRTBAtype: p.OpenRTBAtype, BatchRateLimit: p.BatchRateLimit, BidstreamEnabled: p.BidstreamEnabled})
 	}
 }

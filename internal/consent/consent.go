@@ -85,6 +85,7 @@ func (o *Options) Decide(r *http.Request, country, region string) Decision {
 		d.Allowed = !needsPurpose1(gdprApplies, d.Jurisdiction)
 		d.Regs = regs(gdprApplies, d.Jurisdiction, cookie(r, CookieUSPrivacy), rawGPP, sid, gpc(r))
 		d.EC = ecGate(d.Jurisdiction, ecSignals{gpc: gpc(r)})
+		d.EC.EIDs = eidsAllowed(nil, gdprApplies || d.Jurisdiction == JurisdictionGDPR)
 		return d
 	}
 	effective, sid, saleOptOut := o.decodeTCF(t, &d, tc, rawGPP, rawSID)
@@ -93,6 +94,7 @@ func (o *Options) Decide(r *http.Request, country, region string) Decision {
 	usp := o.usPrivacy(t, r, &d)
 	d.Regs = regs(gdprApplies, d.Jurisdiction, usp, rawGPP, sid, gpc(r))
 	d.EC = ecGate(d.Jurisdiction, ecSignals{tcf: effective, saleOptOut: saleOptOut, usp: decodedUSP(usp), gpc: gpc(r)})
+	d.EC.EIDs = eidsAllowed(effective, gdprApplies || d.Jurisdiction == JurisdictionGDPR)
 	return d
 }
 
@@ -158,10 +160,15 @@ func (o *Options) decideTCF(tc string) Decision {
 		// Under the tcf policy a decoded string without purpose 1
 		// withdraws the edge cookie, as under GDPR (ecGate).
 		d.EC.Withdrawn = o.Policy == PolicyTCF && c != nil && !c.Purpose(1)
+		d.EC.EIDs = c != nil && c.Purpose(1) && c.Purpose(4)
 	}
-	// The edge cookie follows the policy's decision: off allows it as a
-	// non-regulated jurisdiction does, tcf needs purpose 1.
+	// The edge cookie follows the policy's decision: off allows it (and
+	// its partners' ids) as a non-regulated jurisdiction does, tcf needs
+	// purpose 1.
 	d.EC.Allowed = d.Allowed
+	if o.Policy == PolicyOff {
+		d.EC.EIDs = true
+	}
 	gdpr := int8(0)
 	if o.GDPRApplies {
 		gdpr = 1

@@ -10,6 +10,18 @@ import "github.com/ssatd/ssatd/internal/tcf"
 type ECGate struct {
 	Allowed   bool
 	Withdrawn bool
+	// EIDs: the partners' ids may go into the bid request (upstream's
+	// gate_eids_by_consent, consent/mod.rs:478-520): with a TCF consent,
+	// purposes 1 and 4; without one, unless GDPR applies.
+	EIDs bool
+}
+
+// eidsAllowed is gate_eids_by_consent's decision.
+func eidsAllowed(effective *tcf.Consent, gdprApplies bool) bool {
+	if effective != nil {
+		return effective.Purpose(1) && effective.Purpose(4)
+	}
+	return !gdprApplies
 }
 
 // ecSignals are the decoded signals upstream's EC gate reads.

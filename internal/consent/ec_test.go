@@ -46,9 +46,33 @@ func TestDecideECGate(t *testing.T) {
 				o.Policy = tt.policy
 			}
 			d := o.Decide(request(tt.gpc, tt.cookies...), tt.country, tt.region)
-			if d.EC != tt.want {
-				t.Errorf("EC = %+v, want %+v (jurisdiction %s)", d.EC, tt.want, d.Jurisdiction)
+			if got := (ECGate{Allowed: d.EC.Allowed, Withdrawn: d.EC.Withdrawn}); got != tt.want {
+				t.Errorf("EC = %+v, want %+v (jurisdiction %s)", got, tt.want, d.Jurisdiction)
 			}
 		})
+	}
+}
+
+// TestDecideEIDsGate is upstream's gate_eids_by_consent
+// (consent/mod.rs:478-520): with a TCF consent, purposes 1 and 4; without
+// one, unless GDPR applies.
+func TestDecideEIDsGate(t *testing.T) {
+	tests := []struct {
+		name    string
+		country string
+		cookies []string
+		want    bool
+	}{
+		{"purposes 1 and 4", "FR", []string{"euconsent-v2", tcString(updated, 1, 4)}, true},
+		{"purpose 1 without 4", "FR", []string{"euconsent-v2", tcString(updated, 1, 2)}, false},
+		{"GDPR without TCF", "FR", nil, false},
+		{"non-regulated without TCF", "JP", nil, true},
+		{"non-regulated with a TCF string without purpose 4", "JP", []string{"euconsent-v2", tcString(updated, 1)}, false},
+	}
+	for _, tt := range tests {
+		o := Options{Policy: PolicyUpstream, Now: func() time.Time { return updated.Add(time.Hour) }}
+		if got := o.Decide(request(false, tt.cookies...), tt.country, "").EC.EIDs; got != tt.want {
+			t.Errorf("%s: EIDs %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

@@ -7,8 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
+
+	privacy "github.com/ssatd/ssatd/internal/consent"
+	"github.com/ssatd/ssatd/internal/openrtb"
 )
 
 func identify(t *testing.T, srv *httptest.Server, origin, token, consent string, cookies ...*http.Cookie) (int, string) {
@@ -174,5 +178,33 @@ func TestIdentifyPreflight(t *testing.T) {
 		if resp.StatusCode != want || (want == 200 && origin != "") != (acao == origin && resp.Header.Get("Access-Control-Allow-Methods") == "GET, OPTIONS") {
 			t.Errorf("OPTIONS from %q: %d, allow-origin %q", origin, resp.StatusCode, acao)
 		}
+	}
+}
+
+// TestBidstreamFollowsConsent: user.id only with the edge cookie's
+// consent, user.ext.eids only with the EIDs' too, and only for
+// bidstream_enabled partners.
+func TestBidstreamFollowsConsent(t *testing.T) {
+	srv, f, _ := site(t, stores[0].open(t))
+	c := edgeCookie(navigate(t, srv, "allow"))
+	if code, body := batchSync(t, srv, partnerToken, fmt.Sprintf(`{"mappings":[{"ec_id":%q,"partner_uid":"u1","timestamp":1}]}`, c.Value)); code != 200 {
+		t.Fatalf("batch-sync %d %s", code, body)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.AddCookie(c)
+	allow := func(eids bool) privacy.Decision { return privacy.Decision{EC: privacy.ECGate{Allowed: true, EIDs: eids}} }
+	if id, eids := f.Bidstream(r, privacy.Decision{}); id != "" || eids != nil {
+		t.Errorf("without consent: %q %v", id, eids)
+	}
+	if id, eids := f.Bidstream(r, allow(true)); id != c.Value || eids != nil {
+		t.Errorf("partner not bidstream_enabled: %q %v", id, eids)
+	}
+	f.all[0].BidstreamEnabled = true
+	if id, eids := f.Bidstream(r, allow(false)); id != c.Value || eids != nil {
+		t.Errorf("eids without their consent: %q %v", id, eids)
+	}
+	id, eids := f.Bidstream(r, allow(true))
+	if want := []openrtb.EID{{Source: "one.example", UIDs: []openrtb.UID{{ID: "u1", Atype: 3}}}}; id != c.Value || !reflect.DeepEqual(eids, want) {
+		t.Errorf("with consent: %q %+v", id, eids)
 	}
 }

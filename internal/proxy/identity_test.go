@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net/http"
+	"reflect"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -12,12 +13,13 @@ import (
 
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/identity"
+	"github.com/ssatd/ssatd/internal/openrtb"
 	"github.com/ssatd/ssatd/internal/server"
 	"github.com/ssatd/ssatd/internal/store"
 )
 
 // newIdentityEnv is newEnv with the edge cookie on and an embedded store.
-func newIdentityEnv(t *testing.T, origin http.Handler, jurisdiction string) *env {
+func newIdentityEnv(t *testing.T, origin http.Handler, jurisdiction string, mutate ...func(*config.Config)) *env {
 	t.Helper()
 	verifyNoLeaks(t)
 	e := &env{origin: httptest.NewServer(origin)}
@@ -29,6 +31,9 @@ func newIdentityEnv(t *testing.T, origin http.Handler, jurisdiction string) *env
 		c.EC.Partners = []config.ECPartner{{Name: "One", SourceDomain: "one.example", APIToken: strings.Repeat("t", 32)}}
 		c.Consent.Policy = "upstream"
 		c.Consent.Jurisdiction = jurisdiction
+		for _, m := range mutate {
+			m(c)
+		}
 	})
 	st, err := store.OpenBolt(t.TempDir(), nil)
 	if err != nil {
@@ -121,5 +126,51 @@ func TestRouteTableServesThePartnerRoutes(t *testing.T) {
 				t.Errorf("%s %s did not reach the origin", tc.method, tc.path)
 			}
 		}
+	}
+}
+
+// TestBidRequestCarriesTheEdgeCookieAndPartnerIDs: a returning reader's
+// ts-ec is user.id, and the uid a bidstream partner synced is in
+// user.ext.eids (integrations/prebid.rs:1832-1847, ec/eids.rs).
+func TestBidRequestCarriesTheEdgeCookieAndPartnerIDs(t *testing.T) {
+	bidder := newBidEndpoint(t, bidOn("seat", "1.00"))
+	token := strings.Repeat("t", 32)
+	e := newIdentityEnv(t, htmlPage, "non-regulated", withOpenRTB(2000, bidder), func(c *config.Config) {
+		c.EC.Partners[0].BidstreamEnabled = true
+	})
+	resp, _ := e.mustGet(t, "/", navigate, header("User-Agent", "Mozilla/5.0"))
+	var ec *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == identity.CookieName {
+			ec = c
+		}
+	}
+	if ec == nil {
+		t.Fatal("no ts-ec")
+	}
+	if first := bidder.received(); len(first) != 1 || first[0].User != nil && first[0].User.ID != "" {
+		t.Fatalf("first page's bid requests %+v: want one, without user.id (minted after the auction started)", first)
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.front.URL+identity.BatchSyncPath,
+		strings.NewReader(`{"mappings":[{"ec_id":"`+ec.Value+`","partner_uid":"uid-1","timestamp":1}]}`))
+	req.Host = testDomain
+	req.Header.Set("Authorization", "Bearer "+token)
+	sync, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sync.Body.Close()
+	if sync.StatusCode != http.StatusOK {
+		t.Fatalf("batch-sync %d", sync.StatusCode)
+	}
+	e.mustGet(t, "/", navigate, header("User-Agent", "Mozilla/5.0"), header("Cookie", identity.CookieName+"="+ec.Value))
+	got := bidder.received()
+	if len(got) != 2 || got[1].User == nil {
+		t.Fatalf("bid requests %+v", got)
+	}
+	u := got[1].User
+	want := []openrtb.EID{{Source: "one.example", UIDs: []openrtb.UID{{ID: "uid-1", Atype: 3}}}}
+	if u.ID != ec.Value || u.Ext == nil || !reflect.DeepEqual(u.Ext.EIDs, want) {
+		t.Errorf("user %+v ext %+v, want id %s and eids %+v", u, u.Ext, ec.Value, want)
 	}
 }
