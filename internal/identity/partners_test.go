@@ -192,7 +192,9 @@ func TestBidstreamFollowsConsent(t *testing.T) {
 	}
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	r.AddCookie(c)
-	allow := func(eids bool) privacy.Decision { return privacy.Decision{EC: privacy.ECGate{Allowed: true, EIDs: eids}} }
+	allow := func(eids bool) privacy.Decision {
+		return privacy.Decision{EC: privacy.ECGate{Allowed: true, EIDs: eids}}
+	}
 	if id, eids := f.Bidstream(r, privacy.Decision{}); id != "" || eids != nil {
 		t.Errorf("without consent: %q %v", id, eids)
 	}

@@ -2,9 +2,9 @@ package proxy
 
 import (
 	"net/http"
-	"reflect"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
