@@ -55,10 +55,12 @@ func (g *Guest) newRoutes(cfg *config.Config, bundle tsjs.Bundle) http.Handler {
 	serve(m, g.admitted(routePageBids), tsjs.PageBidsLegacyPath, ts.PageBids(), http.MethodGet, http.MethodOptions)
 
 	// identity (internal/identity): the partner routes, served with
-	// ec.passphrase (ec/identify.rs, ec/batch_sync.rs).
+	// ec.passphrase (ec/identify.rs, ec/batch_sync.rs). A batch-sync
+	// writes up to 1000 entries, so it takes a place among the requests
+	// in progress; identify reads one.
 	if g.identity != nil {
 		serve(m, g.opened(routeIdentify), identity.IdentifyPath, g.identity.Identify(), http.MethodGet, http.MethodOptions)
-		serve(m, g.opened(routeBatchSync), identity.BatchSyncPath, g.identity.BatchSync(), http.MethodPost)
+		serve(m, g.admitted(routeBatchSync), identity.BatchSyncPath, g.identity.BatchSync(), http.MethodPost)
 	}
 	return m
 }
