@@ -33,6 +33,9 @@ func cmdConfigConvert(args []string, stdout, stderr io.Writer, environ []string)
 			"[rewrite] exclude_domains, auction.rewrite_creatives and sanitize_creatives: the native file serves no "+
 			"/first-party/* routes and passes creatives as bidders send them\n")
 	}
+	for _, s := range cfg.SecretsLeftOut() {
+		fmt.Fprintf(stderr, "left out (secret): %s\n", s)
+	}
 	fmt.Fprintf(stdout, "# ssatd's format, converted from the Trusted Server file %s by ssatd config convert;\n# keys left out have ssatd's defaults (README.md, \"Configuration\").\n\n", describe(path))
 	_, err = stdout.Write(out)
 	if err != nil {

@@ -39,7 +39,7 @@ type generation struct {
 // auction endpoint counters, so a reload does not reset a counter.
 func (d *daemon) build(cfg *config.Config) (*generation, error) {
 	g, h, err := assemble.Handler(cfg, redactLogs(d.baseLog, cfg),
-		assemble.Options{Metrics: d.metrics, AuctionStats: d.auctionStats})
+		assemble.Options{Metrics: d.metrics, AuctionStats: d.auctionStats, Store: d.store, StoreFailed: d.storeFailed})
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +199,8 @@ var restartKeys = []struct {
 	{"server.idle_timeout", holdField(func(s *config.ServerConfig) *config.Duration { return &s.IdleTimeout })},
 	{"server.max_header_bytes", holdField(func(s *config.ServerConfig) *int { return &s.MaxHeaderBytes })},
 	{"server.tls_cert_file", holdTLS},
+	// The identity store is opened once for the process (store.go).
+	{"server.data_dir", holdField(func(s *config.ServerConfig) *string { return &s.DataDir })},
 }
 
 // holdField returns a hold for one comparable field: when next differs
@@ -232,10 +234,14 @@ func holdRestartKeys(running, next *config.Config) []string {
 			held = append(held, k.key)
 		}
 	}
-	// The tracer provider is process-wide (tracing.go).
+	// The tracer provider is process-wide (tracing.go), as is the store.
 	if running.Tracing != next.Tracing {
 		next.Tracing = running.Tracing
 		held = append(held, "tracing")
+	}
+	if running.Store != next.Store {
+		next.Store = running.Store
+		held = append(held, "store")
 	}
 	return held
 }

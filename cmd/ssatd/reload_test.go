@@ -256,6 +256,25 @@ func TestReloadReportsKeysNeedingRestart(t *testing.T) {
 	}
 }
 
+// TestReloadHoldsTheStore: the store is opened once for the process, so a
+// reload that changes server.data_dir or [store] says so and keeps the
+// running values.
+func TestReloadHoldsTheStore(t *testing.T) {
+	origin := newSlowPageOrigin(t)
+	rd := startReloadingDaemon(t, reloadConfig(origin.srv.URL, "/1/before", ""))
+	next := reloadConfig(origin.srv.URL, "/1/after", fmt.Sprintf("data_dir = %q\n", t.TempDir())) + "\n[store]\npool_size = 4\n"
+	if r := rd.reload(t, next); r != reloadRestartRequired {
+		t.Fatalf("reload result = %q, want restart_required", r)
+	}
+	line, _ := logLine(rd.logs.String(), "until a restart")
+	if held, _ := line["restart_required"].([]any); fmt.Sprint(held) != "[server.data_dir store]" {
+		t.Errorf("restart line %v, want server.data_dir and store named", line)
+	}
+	if cfg := rd.d.config(); cfg.Server.DataDir != "" || cfg.Store.PoolSize != 0 {
+		t.Errorf("store settings not held: data_dir %q, store %+v", cfg.Server.DataDir, cfg.Store)
+	}
+}
+
 // TestServeReloadsOnSIGHUP: `ssatd serve` reloads when the process gets
 // a real SIGHUP.
 func TestServeReloadsOnSIGHUP(t *testing.T) {

@@ -24,6 +24,7 @@ import (
 	assemble "github.com/ssatd/ssatd/internal/daemon"
 	"github.com/ssatd/ssatd/internal/metrics"
 	"github.com/ssatd/ssatd/internal/server"
+	"github.com/ssatd/ssatd/internal/store"
 	"github.com/ssatd/ssatd/internal/telemetry"
 )
 
@@ -132,6 +133,10 @@ type daemon struct {
 	// readyFile is -ready-file: written once the listeners accept,
 	// removed when run returns (readyfile.go).
 	readyFile string
+	// store keeps edge-cookie identities for every generation, opened
+	// once (store.go); nil without one. storeFailed counts its failures.
+	store       store.Store
+	storeFailed func()
 }
 
 // handlerCutWait bounds how long shutdown waits, after cutting the
@@ -148,8 +153,12 @@ func newDaemon(cfg *config.Config, log *zap.Logger) (*daemon, error) {
 	if err := errors.Join(d.metrics.Register(d.auctionStats), d.metrics.Register(d.reloads), d.metrics.Register(d.notEmulatedGauge())); err != nil {
 		return nil, err
 	}
+	if err := d.openStore(cfg); err != nil {
+		return nil, err
+	}
 	gen, err := d.build(cfg)
 	if err != nil {
+		d.closeStore()
 		return nil, err
 	}
 	d.gen.Store(gen)
@@ -178,7 +187,10 @@ func (d *daemon) readiness(ctx context.Context) error {
 	if !d.ready.Load() {
 		return assemble.ErrNotReady
 	}
-	return d.originReady(ctx)
+	if err := d.originReady(ctx); err != nil {
+		return err
+	}
+	return d.storeReady(ctx)
 }
 
 // listeners are the bound sockets; tests pass their own to learn the ports.
@@ -283,6 +295,7 @@ func (d *daemon) run(ctx context.Context, ls *listeners) error {
 	// The last generation's connections go with the daemon, as a
 	// replaced one's do.
 	d.gen.Load().retire()
+	d.closeStore()
 	return err
 }
 

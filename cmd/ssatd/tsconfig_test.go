@@ -57,7 +57,7 @@ func TestConfigCheckReadsATrustedServerFile(t *testing.T) {
 		{name: "detected", doc: tsFile, wantCode: 0,
 			wantStdout: []string{"(format: trusted-server, mapped onto ssatd's settings)", "url = 'http://127.0.0.1:8001/openrtb2/auction'", "timeout_ms = 800", "post_auction_timeout_ms = 2000", "gam_unit_path = '/123/atf'"},
 			wantStderr: []string{
-				"accepted, not emulated: [ec]: no ts-ec cookie is set",
+				"ec.passphrase is set but there is no store",
 				"accepted, not emulated: [integrations.prebid]: only the server-side auction is emulated",
 			},
 			// The first-party routes and creative rewriting are served.
@@ -121,7 +121,7 @@ drain_period = "0s"
 			keys = append(keys, k)
 		}
 	}
-	want := []string{"ec", "publisher.cookie_domain", "integrations.prebid"}
+	want := []string{"integrations.prebid"}
 	if !reflect.DeepEqual(keys, want) {
 		t.Errorf("accepted-not-emulated lines for %q, want %q", keys, want)
 	}
@@ -130,8 +130,8 @@ drain_period = "0s"
 	}
 	c := newTestClient(t)
 	_, _, body := get(t, c, "http://"+sc.adminAddr+"/metrics", "")
-	if !strings.Contains(body, "\nssatd_config_not_emulated 3\n") {
-		t.Errorf("/metrics lacks ssatd_config_not_emulated 3")
+	if !strings.Contains(body, "\nssatd_config_not_emulated 1\n") {
+		t.Errorf("/metrics lacks ssatd_config_not_emulated 1")
 	}
 	c.Transport.(*http.Transport).CloseIdleConnections()
 }
@@ -155,7 +155,7 @@ func TestConfigConvertWritesTheNativeFile(t *testing.T) {
 	if _, ok := lookup(m, "server"); ok {
 		t.Errorf("defaults written:\n%s", got.stdout)
 	}
-	for _, dropped := range []string{"dropped (accepted, not emulated): [ec]: no ts-ec cookie is set",
+	for _, dropped := range []string{"left out (secret): [ec]: the passphrase and the partners' api_token are secrets",
 		"dropped (no native key): publisher.proxy_secret"} {
 		if !strings.Contains(got.stderr, dropped) {
 			t.Errorf("stderr does not say %q was dropped:\n%s", dropped, got.stderr)

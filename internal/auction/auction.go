@@ -32,6 +32,11 @@ type Request struct {
 	Regs    *openrtb.Regs
 	RegsSet bool
 	Geo     *openrtb.Geo // device.geo, from [geo]; nil when unknown
+	// UserID and EIDs are user.id and user.ext.eids: the reader's edge
+	// cookie and its partners' ids, where consent allows
+	// (internal/identity).
+	UserID string
+	EIDs   []openrtb.EID
 }
 
 // Provider returns the winning bid per slot id. It must honour ctx.

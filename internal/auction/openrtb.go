@@ -461,8 +461,11 @@ func (p *OpenRTB) bidRequest(ctx context.Context, ep Endpoint, req Request) *ope
 		}
 		br.Ext.TrustedServer = p.o.TrustedServer(br.ID, req.Domain)
 	}
-	if req.Consent != "" {
-		br.User = &openrtb.User{Consent: req.Consent}
+	if req.Consent != "" || req.UserID != "" || len(req.EIDs) > 0 {
+		br.User = &openrtb.User{ID: req.UserID, Consent: req.Consent}
+		if len(req.EIDs) > 0 {
+			br.User.Ext = &openrtb.UserExt{EIDs: req.EIDs}
+		}
 	}
 	if req.RegsSet {
 		br.Regs = req.Regs

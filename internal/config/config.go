@@ -13,12 +13,10 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
-	"reflect"
 	"runtime"
 	"strings"
 	"time"
 
-	"github.com/caarlos0/env/v11"
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/ssatd/ssatd/internal/glob"
@@ -48,6 +46,8 @@ type Config struct {
 	// (handlers.go); set in the file only.
 	Handlers     []HandlerConfig    `toml:"handlers,omitempty" env:"-"`
 	TesterCookie TesterCookieConfig `toml:"tester_cookie" envPrefix:"TESTER_COOKIE_"`
+	EC           ECConfig           `toml:"ec" envPrefix:"EC_"`
+	Store        StoreConfig        `toml:"store" envPrefix:"STORE_"`
 
 	// FirstParty is a Trusted Server file's /first-party/* settings
 	// (tsfirstparty.go); it has no native keys.
@@ -110,6 +110,9 @@ type ServerConfig struct {
 	// connections. Off by default: an origin outage must not take every
 	// replica out of the load balancer at once.
 	ReadyRequiresOrigin bool `toml:"ready_requires_origin" env:"READY_REQUIRES_ORIGIN"`
+	// DataDir holds the embedded store (ssatd.db) that edge-cookie
+	// identities live in when store.url is not set; "" keeps none.
+	DataDir string `toml:"data_dir" env:"DATA_DIR"`
 
 	// TrustedPrefixes is TrustedProxies parsed by Validate; bare IPs become
 	// single-address prefixes so callers only ever test prefix containment.
@@ -501,89 +504,13 @@ func Load(path string, environ []string) (*Config, error) {
 	return c, nil
 }
 
-// applyEnv parses one section at a time: caarlos0/env reports a bad value
-// by Go field name only, and names such as GzipLevel repeat across
-// sections, so the section is needed to name the offending variable.
-func (d *decoder) applyEnv(c *Config, environ []string) {
-	vars := env.ToMap(environ)
-	cv := reflect.ValueOf(c).Elem()
-	ct := cv.Type()
-	for i := range ct.NumField() {
-		sf := ct.Field(i)
-		if sf.Tag.Get("env") == "-" {
-			continue
-		}
-		prefix := EnvPrefix + sf.Tag.Get("envPrefix")
-		section := cv.Field(i)
-		sectionKey := sf.Tag.Get("toml")
-		err := env.ParseWithOptions(section.Addr().Interface(), env.Options{
-			Environment: vars,
-			Prefix:      prefix,
-			// OnSet is called for every field, set or not.
-			OnSet: func(name string, _ any, _ bool) {
-				if _, set := vars[name]; !set {
-					return
-				}
-				if f, ok := envField(section.Type(), prefix, name); ok {
-					d.src.env[sectionKey+"."+f.Tag.Get("toml")] = name
-				}
-			},
-			FuncMap: envParsers(),
-		})
-		if err == nil {
-			continue
-		}
-		var agg env.AggregateError
-		if !errors.As(err, &agg) {
-			d.problems = append(d.problems, fmt.Errorf("environment: %w", err))
-			continue
-		}
-		for _, e := range agg.Errors {
-			d.envProblem(e, prefix, sectionKey, section.Type(), vars)
-		}
-	}
-}
-
-// envField finds the field of a section that variable name sets.
-func envField(sectionType reflect.Type, prefix, name string) (reflect.StructField, bool) {
-	for i := range sectionType.NumField() {
-		f := sectionType.Field(i)
-		if tag := f.Tag.Get("env"); tag != "" && tag != "-" && prefix+tag == name {
-			return f, true
-		}
-	}
-	return reflect.StructField{}, false
-}
-
-// envProblem words a bad variable like a bad file value: the variable,
-// the key, what was found and what is wanted.
-func (d *decoder) envProblem(err error, prefix, sectionKey string, sectionType reflect.Type, vars map[string]string) {
-	var pe env.ParseError
-	if !errors.As(err, &pe) {
-		d.problems = append(d.problems, fmt.Errorf("environment: %w", err))
-		return
-	}
-	f, ok := sectionType.FieldByName(pe.Name)
-	if !ok {
-		d.problems = append(d.problems, fmt.Errorf("environment: %w", err))
-		return
-	}
-	name := prefix + f.Tag.Get("env")
-	key := sectionKey + "." + f.Tag.Get("toml")
-	d.src.env[key] = name
-	d.failed = append(d.failed, key)
-	d.problems = append(d.problems, &located{where: name, err: &problem{
-		key: key,
-		err: fmt.Errorf("found %q, wants %s", vars[name], describeWant(f.Type)),
-	}})
-}
-
 // WriteEffective writes the whole effective configuration as TOML so an
 // operator can see what the daemon actually runs with. Credentials and
 // query values of every URL (see maskURL), and endpoint header values,
 // are masked because this output ends up in logs and support tickets.
 func (c *Config) WriteEffective(w io.Writer) error {
 	masked := c.withURLsMasked()
+	masked.EC = c.EC.withSecretsMasked()
 	endpoints := masked.Auction.OpenRTB
 	masked.Auction.OpenRTB = nil
 	for _, e := range endpoints {

@@ -21,7 +21,12 @@ func (c *Config) NativeTOML() ([]byte, error) {
 	def := Defaults()
 	def.Publisher.Domain, def.Publisher.OriginURL = c.Publisher.Domain, c.Publisher.OriginURL
 	_ = def.Validate()
-	got, err := asTable(c)
+	// [ec] holds secrets (the passphrase, the partners' tokens), and a
+	// partner is invalid without its token: the section is left out, and
+	// config convert says so (SecretsLeftOut).
+	noSecrets := *c
+	noSecrets.EC = ECConfig{}
+	got, err := asTable(&noSecrets)
 	if err != nil {
 		return nil, err
 	}
@@ -116,4 +121,13 @@ func differing(got, base map[string]any) map[string]any {
 		}
 	}
 	return out
+}
+
+// SecretsLeftOut names the sections NativeTOML leaves out because they
+// hold secrets, each with what the operator does instead.
+func (c *Config) SecretsLeftOut() []string {
+	if c.EC.Passphrase == "" {
+		return nil
+	}
+	return []string{"[ec]: the passphrase and the partners' api_token are secrets and are not written; add [ec] to the converted file, or set SSATD_EC_PASSPHRASE"}
 }

@@ -90,8 +90,8 @@ func (n NotEmulated) String() string { return fmt.Sprintf("[%s]: %s", n.Key, n.M
 // which ssatd's [publisher] lacks, so the publisher table alone tells the
 // formats apart when no section does.
 var (
-	tsOnlyKeys     = []string{"ec", "integrations", "response_headers", "rewrite", "cache", "proxy", "image_optimizer", "tinybird", "ssatd"}
-	nativeOnlyKeys = []string{"server", "compression", "platform", "delivery", "bots", "compute", "geo", "bundle", "tracing"}
+	tsOnlyKeys     = []string{"integrations", "response_headers", "rewrite", "cache", "proxy", "image_optimizer", "tinybird", "ssatd"}
+	nativeOnlyKeys = []string{"server", "compression", "platform", "delivery", "bots", "compute", "geo", "bundle", "tracing", "store"}
 	tsPublisherKey = []string{"cookie_domain", "proxy_secret", "max_buffered_body_bytes"}
 )
 

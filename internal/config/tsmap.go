@@ -35,6 +35,8 @@ var tsMappedFrom = map[string]string{
 	"handlers":                              "[[handlers]]",
 	"tester_cookie.enabled":                 "tester_cookie.enabled",
 	"tester_cookie.cookie_domain":           "publisher.cookie_domain",
+	"ec.passphrase":                         "ec.passphrase",
+	"ec.partners":                           "[[ec.partners]]",
 }
 
 var tsMappedNativeKeys = slices.Sorted(maps.Keys(tsMappedFrom))
@@ -75,6 +77,7 @@ func (d *decoder) tsMap(ts *tsSettings, tree map[string]any, c *Config) []NotEmu
 	c.TesterCookie = TesterCookieConfig{Enabled: ts.TesterCookie.Enabled, CookieDomain: ts.Publisher.CookieDomain}
 	d.alias("tester_cookie.enabled", "tester_cookie.enabled")
 	d.alias("tester_cookie.cookie_domain", "publisher.cookie_domain")
+	d.tsEC(&ts.EC, c)
 
 	a := &c.Auction
 	a.Enabled = ts.Auction.Enabled
@@ -231,5 +234,17 @@ func (d *decoder) tsConsent(ts *tsConsent, k *ConsentConfig) {
 		if strings.HasPrefix(native, "consent.") && native != "consent.policy" {
 			d.alias(native, upstream)
 		}
+	}
+}
+
+// tsEC maps [ec]: the passphrase and the partners (settings.rs:271-327,
+// 424-456). The store is ssatd's: [ssatd.server] data_dir or
+// [ssatd.store] url stand in for upstream's ec_store.
+func (d *decoder) tsEC(e *tsEC, c *Config) {
+	c.EC.Passphrase = e.Passphrase
+	d.alias("ec.passphrase", "ec.passphrase")
+	for _, p := range e.Partners {
+		c.EC.Partners = append(c.EC.Partners, ECPartner{Name: p.Name, SourceDomain: p.SourceDomain,
+			APIToken: p.APIToken, OpenRTBAtype: p.OpenRTBAtype, BatchRateLimit: p.BatchRateLimit, BidstreamEnabled: p.BidstreamEnabled})
 	}
 }

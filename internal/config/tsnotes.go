@@ -19,7 +19,10 @@ type tsSectionNote struct {
 }
 
 var tsSectionNotes = []tsSectionNote{
-	{NotEmulated{"ec", "no ts-ec cookie is set; /_ts/api/v1/identify and /_ts/api/v1/batch-sync are not served (ec/)"}, nil},
+	{NotEmulated{"ec", "pull sync is not run: partners sync through /_ts/api/v1/batch-sync only (ec/pull_sync.rs)"},
+		func(ts *tsSettings) bool {
+			return slices.ContainsFunc(ts.EC.Partners, func(p tsPartner) bool { return p.PullSyncEnabled })
+		}},
 	{NotEmulated{"response_headers", "the headers are not added to responses"}, nil},
 	{NotEmulated{"cache", "asset cache rules are not applied; the origin's Cache-Control passes through"},
 		func(ts *tsSettings) bool {
@@ -40,7 +43,6 @@ func tsNotEmulated(ts *tsSettings, tree map[string]any) []NotEmulated {
 	}
 	pub, _ := tree["publisher"].(map[string]any)
 	pubNotes := map[string]string{
-		"cookie_domain":           "ssatd sets no ts-ec cookie; only the tester cookie uses it",
 		"max_buffered_body_bytes": "ssatd's limits apply instead ([ssatd.publisher] max_origin_response_bytes, max_decoded_body_bytes)",
 	}
 	for _, k := range slices.Sorted(maps.Keys(pubNotes)) {

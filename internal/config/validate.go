@@ -53,6 +53,7 @@ func (c *Config) Validate() error {
 	c.validateRequestSigning(&p)
 	c.validateHandlers(&p)
 	c.validateTesterCookie(&p)
+	c.validateEC(&p)
 	c.validateTracing(&p)
 	for i, ua := range c.Bots.UserAgents {
 		if strings.TrimSpace(ua) == "" {
@@ -466,6 +467,7 @@ func (c *Config) Warnings() []string {
 	w = append(w, c.openRTBWarnings()...)
 	w = append(w, c.computeWarnings()...)
 	w = append(w, c.geoWarnings()...)
+	w = append(w, c.storeWarning()...)
 	if e := c.eligibilityWarning(); e != "" {
 		w = append(w, e)
 	}

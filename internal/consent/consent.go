@@ -56,6 +56,8 @@ type Decision struct {
 	// Regs is the bid request's regs; nil when there is nothing to say.
 	Regs         *openrtb.Regs
 	Jurisdiction Jurisdiction
+	// EC is what the signals say about the edge cookie (ts-ec).
+	EC ECGate
 	// Problems are the strings that did not decode, each counted as no
 	// consent; the caller logs them once for the request.
 	Problems []error
@@ -82,13 +84,17 @@ func (o *Options) Decide(r *http.Request, country, region string) Decision {
 		gdprApplies := tc != "" || slices.Contains(sid, SectionTCFEUv2)
 		d.Allowed = !needsPurpose1(gdprApplies, d.Jurisdiction)
 		d.Regs = regs(gdprApplies, d.Jurisdiction, cookie(r, CookieUSPrivacy), rawGPP, sid, gpc(r))
+		d.EC = ecGate(d.Jurisdiction, ecSignals{gpc: gpc(r)})
+		d.EC.EIDs = eidsAllowed(nil, gdprApplies || d.Jurisdiction == JurisdictionGDPR)
 		return d
 	}
-	effective, sid := o.decodeTCF(t, &d, tc, rawGPP, rawSID)
+	effective, sid, saleOptOut := o.decodeTCF(t, &d, tc, rawGPP, rawSID)
 	gdprApplies := tc != "" || slices.Contains(sid, SectionTCFEUv2)
 	d.Allowed = !needsPurpose1(gdprApplies, d.Jurisdiction) || (effective != nil && effective.Purpose(1))
 	usp := o.usPrivacy(t, r, &d)
 	d.Regs = regs(gdprApplies, d.Jurisdiction, usp, rawGPP, sid, gpc(r))
+	d.EC = ecGate(d.Jurisdiction, ecSignals{tcf: effective, saleOptOut: saleOptOut, usp: decodedUSP(usp), gpc: gpc(r)})
+	d.EC.EIDs = eidsAllowed(effective, gdprApplies || d.Jurisdiction == JurisdictionGDPR)
 	return d
 }
 
@@ -96,8 +102,9 @@ func (o *Options) Decide(r *http.Request, country, region string) Decision {
 // after conflict resolution and the expiry check (consent/mod.rs:163-216,
 // 325-334): the euconsent-v2 cookie's, or GPP's TCF section's, nil when
 // neither decodes or it has expired. sid is GPP's section ids, or the
-// __gpp_sid cookie's when GPP does not decode.
-func (o *Options) decodeTCF(t *Tuning, d *Decision, tc, rawGPP, rawSID string) (effective *tcf.Consent, sid []int) {
+// __gpp_sid cookie's when GPP does not decode; saleOptOut is GPP's US sale
+// opt-out.
+func (o *Options) decodeTCF(t *Tuning, d *Decision, tc, rawGPP, rawSID string) (effective *tcf.Consent, sid []int, saleOptOut *bool) {
 	var standalone, fromGPP *tcf.Consent
 	if tc != "" {
 		c, err := tcf.Decode(tc)
@@ -108,7 +115,7 @@ func (o *Options) decodeTCF(t *Tuning, d *Decision, tc, rawGPP, rawSID string) (
 		g, err := DecodeGPP(rawGPP)
 		d.problem(CookieGPP, err)
 		if g != nil {
-			sid = g.SectionIDs
+			sid, saleOptOut = g.SectionIDs, g.SaleOptOut
 			d.Problems = append(d.Problems, g.Problems...)
 			fromGPP = g.TCF
 		}
@@ -124,7 +131,7 @@ func (o *Options) decodeTCF(t *Tuning, d *Decision, tc, rawGPP, rawSID string) (
 		d.Problems = append(d.Problems, fmt.Errorf("tcf consent last updated %s, older than %d days", effective.LastUpdated.Format(time.DateOnly), t.MaxConsentAgeDays))
 		effective = nil
 	}
-	return effective, sid
+	return effective, sid, saleOptOut
 }
 
 // needsPurpose1 is upstream's consent_allows_server_side_auction
@@ -150,6 +157,17 @@ func (o *Options) decideTCF(tc string) Decision {
 		if c != nil && c.Purpose(1) {
 			d.Allowed = true
 		}
+		// Under the tcf policy a decoded string without purpose 1
+		// withdraws the edge cookie, as under GDPR (ecGate).
+		d.EC.Withdrawn = o.Policy == PolicyTCF && c != nil && !c.Purpose(1)
+		d.EC.EIDs = c != nil && c.Purpose(1) && c.Purpose(4)
+	}
+	// The edge cookie follows the policy's decision: off allows it (and
+	// its partners' ids) as a non-regulated jurisdiction does, tcf needs
+	// purpose 1.
+	d.EC.Allowed = d.Allowed
+	if o.Policy == PolicyOff {
+		d.EC.EIDs = true
 	}
 	gdpr := int8(0)
 	if o.GDPRApplies {

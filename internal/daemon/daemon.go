@@ -21,6 +21,7 @@ import (
 	"github.com/ssatd/ssatd/internal/metrics"
 	"github.com/ssatd/ssatd/internal/proxy"
 	"github.com/ssatd/ssatd/internal/server"
+	"github.com/ssatd/ssatd/internal/store"
 	"github.com/ssatd/ssatd/internal/telemetry"
 )
 
@@ -42,6 +43,10 @@ type Options struct {
 	// AuctionStats, if set, receives the OpenRTB endpoints' counters
 	// (registered on Metrics by the caller, once).
 	AuctionStats *auction.Stats
+	// Store keeps edge-cookie identities (OpenStore); nil: none. The
+	// caller closes it; StoreFailed, if set, counts its failed calls.
+	Store       store.Store
+	StoreFailed func()
 }
 
 // Parts are the assembled servers. Nothing listens yet: the caller binds
@@ -74,7 +79,7 @@ func Assemble(cfg *config.Config, log *zap.Logger, o Options) (*Parts, error) {
 // rest of o is Assemble's.
 func Handler(cfg *config.Config, log *zap.Logger, o Options) (*proxy.Guest, http.Handler, error) {
 	g, err := proxy.New(cfg, proxy.Options{Logger: log, Bundle: bundle.JS(),
-		Metrics: o.Metrics, AuctionStats: o.AuctionStats})
+		Metrics: o.Metrics, AuctionStats: o.AuctionStats, Store: o.Store, StoreFailed: o.StoreFailed})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -144,7 +149,13 @@ func adminRoutes(m *metrics.Set, ready func(context.Context) error) http.Handler
 	r.Get("/readyz", func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if ready != nil {
-			if err := ready(req.Context()); err != nil {
+			err := ready(req.Context())
+			var degraded Degraded
+			if errors.As(err, &degraded) {
+				_, _ = io.WriteString(w, "ready, "+degraded.Error()+"\n")
+				return
+			}
+			if err != nil {
 				w.WriteHeader(http.StatusServiceUnavailable)
 				if errors.Is(err, ErrNotReady) {
 					_, _ = io.WriteString(w, "not ready\n")

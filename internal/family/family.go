@@ -21,6 +21,7 @@ package family
 
 import (
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -83,6 +84,9 @@ type Seam interface {
 type View struct {
 	Host   string // host[:port], lower case
 	Scheme string // "http" or "https"
+	// ClientIP is the client's address (the peer's, or a trusted proxy's
+	// forwarded one); zero when unknown.
+	ClientIP netip.Addr
 }
 
 // AuctionCall is an auction a family runs for a request: the slots, the

@@ -126,7 +126,29 @@ type Geo struct {
 // User carries the TCF consent string (§3.2.20; a first-class field since
 // 2.6).
 type User struct {
-	Consent string `json:"consent,omitempty"`
+	// ID is the reader's edge cookie (ts-ec) where consent allows it, as
+	// Trusted Server sends it (integrations/prebid.rs:1832-1847).
+	ID      string   `json:"id,omitempty"`
+	Consent string   `json:"consent,omitempty"`
+	Ext     *UserExt `json:"ext,omitempty"`
+}
+
+// UserExt carries the partners' extended identifiers (user.ext.eids, as
+// Prebid Server reads them).
+type UserExt struct {
+	EIDs []EID `json:"eids,omitempty"`
+}
+
+// EID is one source's identifiers (OpenRTB 2.6 §3.2.27).
+type EID struct {
+	Source string `json:"source"`
+	UIDs   []UID  `json:"uids"`
+}
+
+// UID is one identifier and its agent type (§3.2.28).
+type UID struct {
+	ID    string `json:"id"`
+	Atype int    `json:"atype,omitempty"`
 }
 
 // Regs carries whether GDPR applies and the US Privacy and GPP strings

@@ -60,8 +60,10 @@ func providerFromConfig(cfg *config.Config, log *zap.Logger, stats *auction.Stat
 
 // auctionRequest is what the auction may know of the client request: the
 // page, the browser's User-Agent and language, its address and its consent
-// decision. No cookie or other header is passed on.
+// decision, and, where consent allows, its edge cookie and partners' ids
+// (internal/identity). No other cookie or header is passed on.
 func (g *Guest) auctionRequest(x *exchange, r *http.Request, d privacy.Decision) auction.Request {
+	userID, eids := g.identity.Bidstream(r, d)
 	return auction.Request{
 		Path:      r.URL.Path,
 		Slots:     x.slots,
@@ -75,6 +77,8 @@ func (g *Guest) auctionRequest(x *exchange, r *http.Request, d privacy.Decision)
 		Regs:      d.Regs,
 		RegsSet:   true,
 		Geo:       x.view.geo,
+		UserID:    userID,
+		EIDs:      eids,
 	}
 }
 

@@ -27,6 +27,9 @@ const (
 	routeTester   route = "tester"  // internal/tester's routes
 	// The four /first-party/* routes (internal/firstparty).
 	routeFirstParty route = "first-party"
+	// The edge-cookie partner routes (internal/identity).
+	routeIdentify  route = "identify"
+	routeBatchSync route = "batch-sync"
 )
 
 // why is the row of docs/behaviour.md's "Classification" table that put

@@ -24,11 +24,18 @@ func consentOptions(c *config.ConsentConfig) privacy.Options {
 // Strings that do not decode count as no consent and are logged here,
 // once for the request.
 func (g *Guest) decideConsent(x *exchange, r *http.Request) privacy.Decision {
+	// Decided once a request: the page path, its auction and the edge
+	// cookie (internal/identity) all ask.
+	if x.consentDecided {
+		return x.consent
+	}
+	defer func() { x.consentDecided = true }()
 	var country, region string
 	if geo := x.view.geo; geo != nil {
 		country, region = geo.Country, geo.Region
 	}
 	d := g.consent.Decide(r, country, region)
+	x.consent = d
 	if len(d.Problems) > 0 {
 		g.log.Warn("consent strings did not decode; counted as no consent",
 			pathField(r.URL), zap.String("jurisdiction", string(d.Jurisdiction)), telemetry.Error(d.Err()))

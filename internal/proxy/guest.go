@@ -47,10 +47,12 @@ import (
 	privacy "github.com/ssatd/ssatd/internal/consent"
 	"github.com/ssatd/ssatd/internal/csp"
 	"github.com/ssatd/ssatd/internal/firstparty"
+	"github.com/ssatd/ssatd/internal/identity"
 	"github.com/ssatd/ssatd/internal/metrics"
 	bodypipe "github.com/ssatd/ssatd/internal/pipeline"
 	"github.com/ssatd/ssatd/internal/rewrite"
 	"github.com/ssatd/ssatd/internal/ssat"
+	"github.com/ssatd/ssatd/internal/store"
 	"github.com/ssatd/ssatd/internal/telemetry"
 )
 
@@ -76,6 +78,11 @@ type Options struct {
 	// FlushLatency bounds how long rewritten bytes may wait in buffers
 	// before they are pushed to the client; 0 means 50ms.
 	FlushLatency time.Duration
+	// Store keeps edge-cookie identities (internal/identity); nil: none,
+	// so no edge cookie is minted. The caller opens and closes it.
+	Store store.Store
+	// StoreFailed, if set, is called for each store call that failed.
+	StoreFailed func()
 }
 
 // Guest is the SSAT handler. Every field is set by New and only read
@@ -98,6 +105,10 @@ type Guest struct {
 	// creatives makes winning creatives first party (firstparty.go).
 	firstParty *firstparty.Family
 	creatives  creatives
+	// identity is the edge-cookie family (internal/identity), which the
+	// page path calls once per origin response (modifyResponse); nil
+	// without ec.passphrase.
+	identity *identity.Family
 	// cdnLoop is this guest's own CDN-Loop entry (RFC 8586), added to
 	// every origin request; a request that already carries it has looped.
 	cdnLoop string
@@ -237,6 +248,7 @@ func New(cfg *config.Config, o Options) (*Guest, error) {
 		return nil, err
 	}
 	g.creatives = newCreatives(&cfg.FirstParty, g.firstParty, rewrite.UnifiedTag(), g.log.Named("creatives"))
+	g.identity = identity.New(cfg, guestSeam{g}, o.Store, o.StoreFailed)
 	cb.Hint = g.canHint
 	g.routes = g.newRoutes(cfg, cb.Bundle)
 	g.rp = &httputil.ReverseProxy{
@@ -424,6 +436,10 @@ type handled struct {
 	// front is the client's writer, which notes the status and bytes
 	// written; the route table's handlers are given it as their writer.
 	front *firstByteWriter
+	// consent is the request's consent decision once consentDecided
+	// (decideConsent).
+	consent        privacy.Decision
+	consentDecided bool
 	// connecting: the origin transport is getting a connection
 	// (connectTrace); set by the transport, read by failureOf.
 	connecting atomic.Bool

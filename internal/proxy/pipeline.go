@@ -48,6 +48,11 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	req := resp.Request
 	x := exchangeOf(req)
 	x.status = resp.StatusCode
+	// The edge cookie's one call from the page path: Set-Cookie for a
+	// new or withdrawn ts-ec, and no x-ts-* identity header without
+	// consent (internal/identity, Family.Page). req is the client's
+	// request as forwarded, with its cookies and consent headers.
+	g.identity.Page(req, resp.Header)
 	if err := refuseSwitch(resp); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/ssatd/ssatd/internal/compress"
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/firstparty"
+	"github.com/ssatd/ssatd/internal/identity"
 	"github.com/ssatd/ssatd/internal/rewrite"
 	"github.com/ssatd/ssatd/internal/tester"
 	"github.com/ssatd/ssatd/internal/tsjs"
@@ -78,6 +79,15 @@ func (g *Guest) newRoutes(cfg *config.Config, bundle tsjs.Bundle) http.Handler {
 			}
 			serve(m, in, rt.Path, rt.Handler, rt.Method)
 		}
+	}
+
+	// identity (internal/identity): the partner routes, served with
+	// ec.passphrase (ec/identify.rs, ec/batch_sync.rs). A batch-sync
+	// writes up to 1000 entries, so it takes a place among the requests
+	// in progress; identify reads one.
+	if g.identity != nil {
+		serve(m, g.opened(routeIdentify), identity.IdentifyPath, g.identity.Identify(), http.MethodGet, http.MethodOptions)
+		serve(m, g.admitted(routeBatchSync), identity.BatchSyncPath, g.identity.BatchSync(), http.MethodPost)
 	}
 	return m
 }

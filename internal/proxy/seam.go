@@ -26,7 +26,7 @@ func (s guestSeam) View(r *http.Request) family.View {
 	if x == nil {
 		return family.View{}
 	}
-	return family.View{Host: x.view.host, Scheme: x.view.scheme}
+	return family.View{Host: x.view.host, Scheme: x.view.scheme, ClientIP: x.view.ip}
 }
 
 func (s guestSeam) Refuse(w http.ResponseWriter, r *http.Request, a family.Answer, err error) {
