@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/compose-spec/compose-go/v2/types"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // fleetProfile is the Compose profile of the two replicas that share a
@@ -123,4 +126,83 @@ func redisService(t *testing.T, p *types.Project) (string, int) {
 		t.Errorf("service %s publishes %v: the store holds identities and stays on the Compose network", name, svc.Ports)
 	}
 	return name, port
+}
+
+// TestKubernetesFleet checks what the fleet overlay adds: a Redis-protocol
+// store with one replica (two behind its Service would be two stores), a
+// Service by the name and port that the pods' store.url gives, selecting
+// the store's pods and only them, and the store's address and the
+// edge-cookie passphrase coming from the Secret, not from the ConfigMap or
+// the Deployment's literal environment.
+func TestKubernetesFleet(t *testing.T) {
+	m := buildKustomization(t, "overlays/fleet")
+	c := ssatdContainer(t, m.deployment)
+	cfg, _ := podConfig(t, m, c)
+	if r := m.deployment.Spec.Replicas; r == nil || *r < 2 {
+		t.Errorf("ssatd replicas %v, want at least two sharing the store", r)
+	}
+	if cfg.EC.Passphrase == "" {
+		t.Error("no ec.passphrase: the pods mint no edge cookie to share")
+	}
+	u, err := url.Parse(cfg.Store.URL)
+	if err != nil || cfg.Store.URL == "" {
+		t.Fatalf("store.url %q: %v", cfg.Store.URL, err)
+	}
+
+	svc, ok := m.services[u.Hostname()]
+	if !ok {
+		t.Fatalf("store.url %s names host %s, which is no Service of the overlay (%v)", cfg.Store.URL, u.Hostname(), slices.Sorted(maps.Keys(m.services)))
+	}
+	var store *appsv1.Deployment
+	for _, name := range slices.Sorted(maps.Keys(m.deployments)) {
+		d := m.deployments[name]
+		if labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(d.Spec.Template.Labels)) {
+			if store != nil || d == m.deployment {
+				t.Fatalf("Service %s selects the pods of %s too: want the store's alone", svc.Name, d.Name)
+			}
+			store = d
+		}
+	}
+	if store == nil {
+		t.Fatalf("Service %s selects no Deployment's pods", svc.Name)
+	}
+	if labels.SelectorFromSet(m.service.Spec.Selector).Matches(labels.Set(store.Spec.Template.Labels)) {
+		t.Errorf("the ssatd Service selects the store's pods too")
+	}
+	replicas := int32(1) // the API's default
+	if store.Spec.Replicas != nil {
+		replicas = *store.Spec.Replicas
+	}
+	if replicas != 1 || store.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Errorf("store %s: replicas %d, strategy %s; want 1 and Recreate, never two stores at once", store.Name, replicas, store.Spec.Strategy.Type)
+	}
+	sc := &store.Spec.Template.Spec.Containers[0]
+	if repo, tag, _ := strings.Cut(sc.Image, ":"); !slices.Contains(redisImages, repo) || tag == "" || tag == "latest" {
+		t.Errorf("store %s: image %s, want a pinned image of %v", store.Name, sc.Image, redisImages)
+	}
+	var port *corev1.ServicePort
+	for i := range svc.Spec.Ports {
+		if strconv.Itoa(int(svc.Spec.Ports[i].Port)) == cmp.Or(u.Port(), "6379") {
+			port = &svc.Spec.Ports[i]
+		}
+	}
+	if port == nil {
+		t.Fatalf("store.url %s: Service %s has no port %s", cfg.Store.URL, svc.Name, cmp.Or(u.Port(), "6379"))
+	}
+	if got, want := containerPort(t, sc, port.TargetPort), cmp.Or(flagValue(sc.Args, "port"), "6379"); strconv.Itoa(got) != want {
+		t.Errorf("Service %s targets port %d, but %s listens on %s", svc.Name, got, sc.Name, want)
+	}
+
+	for _, e := range c.Env {
+		if e.Name == "SSATD_EC_PASSPHRASE" || e.Name == "SSATD_STORE_URL" {
+			t.Errorf("env %s is literal in the Deployment; it is a secret", e.Name)
+		}
+	}
+	for name, cm := range m.configMaps {
+		for key, data := range cm.Data {
+			if strings.Contains(data, cfg.EC.Passphrase) || strings.Contains(data, cfg.Store.URL) {
+				t.Errorf("ConfigMap %s %s holds the passphrase or the store URL; they belong in the Secret", name, key)
+			}
+		}
+	}
 }
