@@ -102,35 +102,3 @@ func maskedHandlers(hs []HandlerConfig) []HandlerConfig {
 	}
 	return out
 }
-
-// ECAdminEndpoints are the admin identity lookups (internal/identity,
-// AdminEC), with the probes that prove a handler covers each: the bare
-// route, and for {id} both the prefix and a concrete id, so that only a
-// prefix-level pattern such as "^/_ts/admin" counts (settings.rs:2919-2957,
-// ADMIN_ENDPOINTS and ADMIN_EC_ID_AUTH_PROBES). Upstream refuses to start
-// without such a handler; ssatd, whose configs with [ec] predate these
-// routes, serves them only when one covers them (ECAdminCovered), and
-// answers 404 otherwise, as for the rest of the admin namespace.
-var ECAdminEndpoints = map[string][]string{
-	"/_ts/admin/ec":      {"/_ts/admin/ec"},
-	"/_ts/admin/ec/{id}": {"/_ts/admin/ec/", "/_ts/admin/ec/" + strings.Repeat("a", 64) + ".Ab12Z9"},
-}
-
-// ECAdminCovered reports whether [[handlers]] cover every probe of
-// ECAdminEndpoints: then the lookups are served, behind Basic auth.
-func (c *Config) ECAdminCovered() bool {
-	var compiled []*regexp.Regexp
-	for _, h := range c.Handlers {
-		if re, err := regexp.Compile(h.Path); err == nil && h.Path != "" {
-			compiled = append(compiled, re)
-		}
-	}
-	for _, probes := range ECAdminEndpoints {
-		for _, p := range probes {
-			if !anyMatch(compiled, p) {
-				return false
-			}
-		}
-	}
-	return true
-}

@@ -17,7 +17,7 @@ import (
 // AdminECPath is the admin identity lookup: GET AdminECPath reads the
 // request's ts-ec, GET AdminECPath/{id} the id named (IABTechLab/
 // trusted-server crates/trusted-server-core/src/ec/admin.rs:44-45,
-// 259-300). It is served only behind a [[handlers]] entry that covers it.
+// 259-300). Basic auth closes it unless a [[handlers]] entry covers it.
 const AdminECPath = "/_ts/admin/ec"
 
 // adminLookup is upstream's AdminEcLookupResponse (ec/admin.rs:196-240).
