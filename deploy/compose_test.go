@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"net"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -149,7 +150,17 @@ func mustPort(t *testing.T, what, addr string) int {
 // listens on, dependencies wait for health, published ports reach the
 // listeners, and the stop grace period covers ssatd's own drain.
 func TestComposeFile(t *testing.T) {
-	p := loadCompose(t)
+	t.Run("default", func(t *testing.T) { checkComposeProject(t, loadCompose(t)) })
+	t.Run(fleetProfile, func(t *testing.T) {
+		p, err := loadComposeFiles([]string{fleetProfile}, "docker-compose.yml")
+		if err != nil {
+			t.Fatalf("docker-compose.yml, profile %s: %v", fleetProfile, err)
+		}
+		checkComposeProject(t, p)
+	})
+}
+
+func checkComposeProject(t *testing.T, p *types.Project) {
 	_, f := readImageFacts(t)
 	built := map[string]bool{} // images that some service builds
 	for _, svc := range p.Services {
@@ -245,19 +256,12 @@ func TestComposeFile(t *testing.T) {
 				if ssatdImage && test[1] != f.binary {
 					t.Errorf("health check runs %q, want the image's binary %s", test[1], f.binary)
 				}
-				u := healthURL(t, test[1:])
-				port, _ := strconv.Atoi(u.Port())
-				if u.Hostname() != "127.0.0.1" && u.Hostname() != "localhost" {
-					t.Errorf("health check URL %s does not stay inside the container", u)
-				}
-				if healthPort >= 0 && port != healthPort {
-					t.Errorf("health check URL %s probes port %d, but the service's admin/health port is %d", u, port, healthPort)
-				}
-				if healthPort < 0 && !slices.Contains(listenPorts, port) {
-					t.Errorf("health check URL %s probes port %d, which the service neither publishes nor exposes %v", u, port, listenPorts)
-				}
-				if path.Clean(u.Path) != "/healthz" {
-					t.Errorf("health check URL %s, want the path /healthz", u)
+				if port, ok := redisPing(t, test[1:]); ok {
+					if !slices.Contains(listenPorts, port) {
+						t.Errorf("health check %q pings port %d, which the service neither publishes nor exposes %v", test, port, listenPorts)
+					}
+				} else {
+					checkHealthURL(t, healthURL(t, test[1:]), healthPort, listenPorts)
 				}
 			}
 
@@ -272,4 +276,44 @@ func TestComposeFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkHealthURL checks an HTTP health check: inside the container, on the
+// service's admin port (or, without one, a port it listens on), /healthz.
+func checkHealthURL(t *testing.T, u *url.URL, healthPort int, listenPorts []int) {
+	t.Helper()
+	port, _ := strconv.Atoi(u.Port())
+	if u.Hostname() != "127.0.0.1" && u.Hostname() != "localhost" {
+		t.Errorf("health check URL %s does not stay inside the container", u)
+	}
+	if healthPort >= 0 && port != healthPort {
+		t.Errorf("health check URL %s probes port %d, but the service's admin/health port is %d", u, port, healthPort)
+	}
+	if healthPort < 0 && !slices.Contains(listenPorts, port) {
+		t.Errorf("health check URL %s probes port %d, which the service neither publishes nor exposes %v", u, port, listenPorts)
+	}
+	if path.Clean(u.Path) != "/healthz" {
+		t.Errorf("health check URL %s, want the path /healthz", u)
+	}
+}
+
+// redisPing reads a Redis-protocol health check, `redis-cli` or
+// `valkey-cli -h HOST -p PORT ping`, and returns the port it pings; ok is
+// false for any other command.
+func redisPing(t *testing.T, argv []string) (port int, ok bool) {
+	t.Helper()
+	if len(argv) == 0 || (argv[0] != "redis-cli" && argv[0] != "valkey-cli") {
+		return 0, false
+	}
+	if argv[len(argv)-1] != "ping" {
+		t.Errorf("health check %q: want %s ... ping", argv, argv[0])
+	}
+	if h := flagValue(argv, "h"); h != "127.0.0.1" && h != "localhost" {
+		t.Errorf("health check %q: -h %q does not stay inside the container", argv, h)
+	}
+	port, err := strconv.Atoi(cmp.Or(flagValue(argv, "p"), "6379"))
+	if err != nil {
+		t.Errorf("health check %q: -p: %v", argv, err)
+	}
+	return port, true
 }

@@ -29,16 +29,20 @@ import (
 
 // manifests is the kustomize base, built and decoded.
 type manifests struct {
-	deployment *appsv1.Deployment
-	service    *corev1.Service
-	hpa        *autoscalingv2.HorizontalPodAutoscaler
-	pdb        *policyv1.PodDisruptionBudget
-	configMaps map[string]*corev1.ConfigMap
-	secrets    map[string]*corev1.Secret
+	deployment *appsv1.Deployment // the one named ssatd
+	service    *corev1.Service    // the one named ssatd
+	// deployments and services are all of them by name: an overlay may
+	// add its own (the fleet's store).
+	deployments map[string]*appsv1.Deployment
+	services    map[string]*corev1.Service
+	hpa         *autoscalingv2.HorizontalPodAutoscaler
+	pdb         *policyv1.PodDisruptionBudget
+	configMaps  map[string]*corev1.ConfigMap
+	secrets     map[string]*corev1.Secret
 }
 
 // kustomizations are the base and the overlays shipped beside it.
-var kustomizations = []string{"kubernetes", "overlays/config-in-secret"}
+var kustomizations = []string{"kubernetes", "overlays/config-in-secret", "overlays/fleet"}
 
 // buildKustomization builds dir as `kubectl apply -k` would and decodes
 // every document strictly into its k8s.io/api type: a field the API does
@@ -49,7 +53,8 @@ func buildKustomization(t *testing.T, dir string) *manifests {
 	if err != nil {
 		t.Fatalf("kustomize build deploy/%s: %v", dir, err)
 	}
-	m := &manifests{configMaps: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{}}
+	m := &manifests{configMaps: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{},
+		deployments: map[string]*appsv1.Deployment{}, services: map[string]*corev1.Service{}}
 	for _, r := range resMap.Resources() {
 		doc, err := r.AsYAML()
 		if err != nil {
@@ -59,9 +64,13 @@ func buildKustomization(t *testing.T, dir string) *manifests {
 		var obj any
 		switch id {
 		case "apps/v1 Deployment":
-			obj = set(t, &m.deployment, id)
+			d := &appsv1.Deployment{}
+			m.deployments[r.GetName()] = d
+			obj = d
 		case "v1 Service":
-			obj = set(t, &m.service, id)
+			svc := &corev1.Service{}
+			m.services[r.GetName()] = svc
+			obj = svc
 		case "autoscaling/v2 HorizontalPodAutoscaler":
 			obj = set(t, &m.hpa, id)
 		case "policy/v1 PodDisruptionBudget":
@@ -81,8 +90,9 @@ func buildKustomization(t *testing.T, dir string) *manifests {
 			t.Fatalf("%s %s: %v\n%s", id, r.GetName(), err, doc)
 		}
 	}
+	m.deployment, m.service = m.deployments["ssatd"], m.services["ssatd"]
 	if m.deployment == nil || m.service == nil || m.hpa == nil || m.pdb == nil {
-		t.Fatalf("the base lacks a Deployment, Service, HorizontalPodAutoscaler or PodDisruptionBudget: %+v", m)
+		t.Fatalf("the base lacks the Deployment or Service ssatd, a HorizontalPodAutoscaler or PodDisruptionBudget: %+v", m)
 	}
 	return m
 }

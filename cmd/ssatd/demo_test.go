@@ -98,14 +98,14 @@ func TestDemoThroughBothProxies(t *testing.T) {
 
 // TestComposeConfigsMatchDemo keeps the Compose configurations in step with
 // the in-process demo: same slots and OpenRTB endpoint (the bidder service),
-// each proxy in its mode.
+// each proxy in its mode (the fleet profile's replicas in mirror mode).
 func TestComposeConfigsMatchDemo(t *testing.T) {
 	want, err := demo.ProxyConfig(demo.ProxyOptions{Listen: ":0", AdminListen: ":0", OriginURL: "http://origin:8000", Domain: "localhost",
 		BidderURL: "http://bidder:8002/openrtb2/auction"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for file, offload := range map[string]bool{"demo.toml": false, "demo-offload.toml": true} {
+	for file, offload := range map[string]bool{"demo.toml": false, "demo-offload.toml": true, "demo-fleet.toml": false} {
 		cfg, err := config.Load(filepath.Join("..", "..", "configs", file), nil)
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)

@@ -167,3 +167,33 @@ func TestStoreOutageServesPagesAndSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminECLookupServedOnlyBehindAHandler: with a [[handlers]] entry
+// covering /_ts/admin, the lookup asks for its credentials (401 without)
+// and answers the stored entry with them, also when the path is encoded
+// past the handler's pattern; without one it is closed (404 from ssatd,
+// never the origin).
+func TestAdminECLookupServedOnlyBehindAHandler(t *testing.T) {
+	origin := newTestOrigin(t)
+	handler := "\n[[handlers]]\npath = \"^/_ts/admin\"\nusername = \"ops\"\npassword = \"lookup-SECRET\"\n"
+	c := newTestClient(t)
+	for _, tc := range []struct {
+		name, tail, prefix, user string
+		status                   int
+		want                     string
+	}{
+		{"covered, no credentials", handler, identity.AdminECPath, "", http.StatusUnauthorized, "Unauthorized"},
+		{"covered, encoded path, no credentials", handler, "/_ts/%61dmin/ec", "", http.StatusUnauthorized, "Unauthorized"},
+		{"covered, with credentials", handler, identity.AdminECPath, "ops", http.StatusOK, `"tombstone":false`},
+		{"no handler", "", identity.AdminECPath, "", http.StatusNotFound, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := startServeCommand(t, identityConfig(origin.srv.URL, fmt.Sprintf("data_dir = %q", t.TempDir()), tc.tail))
+			ec := mintEdgeCookie(t, c, sc.clientAddr)
+			code, body := do(t, c, http.MethodGet, "http://"+sc.clientAddr+tc.prefix+"/"+ec, tc.user, "lookup-SECRET")
+			if code != tc.status || !strings.Contains(body, tc.want) || strings.Contains(body, "<body>") {
+				t.Errorf("GET %s/{id}: %d %q, want %d with %q", tc.prefix, code, body, tc.status, tc.want)
+			}
+		})
+	}
+}

@@ -30,6 +30,7 @@ const (
 	// The edge-cookie partner routes (internal/identity).
 	routeIdentify  route = "identify"
 	routeBatchSync route = "batch-sync"
+	routeAdminEC   route = "admin-ec" // GET /_ts/admin/ec[/{id}]
 )
 
 // why is the row of docs/behaviour.md's "Classification" table that put

@@ -66,6 +66,15 @@ func (g *Guest) adminAuth(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
+// adminOnly serves h to a request adminAuth lets in.
+func (g *Guest) adminOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.adminAuth(w, r) {
+			h.ServeHTTP(w, r)
+		}
+	})
+}
+
 // signingRoutes routes the signing family's methods and paths
 // (signing.Routes) when a key directory is set; the others fall through
 // to the origin, as upstream's.

@@ -88,6 +88,12 @@ func (g *Guest) newRoutes(cfg *config.Config, bundle tsjs.Bundle) http.Handler {
 	if g.identity != nil {
 		serve(m, g.opened(routeIdentify), identity.IdentifyPath, g.identity.Identify(), http.MethodGet, http.MethodOptions)
 		serve(m, g.admitted(routeBatchSync), identity.BatchSyncPath, g.identity.BatchSync(), http.MethodPost)
+		// The admin lookups (ec/admin.rs): basic auth closed them (404)
+		// unless a handler covers them; adminOnly asks again on the
+		// decoded path.
+		lookup := g.adminOnly(g.identity.AdminEC())
+		serve(m, g.opened(routeAdminEC), identity.AdminECPath, lookup, http.MethodGet)
+		serve(m, g.opened(routeAdminEC), identity.AdminECPath+"/{id}", lookup, http.MethodGet)
 	}
 	return m
 }
