@@ -15,12 +15,16 @@ import (
 // request's ts-ec when consent allows the edge cookie, and user.ext.eids
 // the uids its entry holds for partners with bidstream_enabled, sorted by
 // source, when consent allows them too. d is the request's consent
-// decision. A nil Family, or no store, gives the id alone at most.
-func (f *Family) Bidstream(r *http.Request, d privacy.Decision) (userID string, eids []openrtb.EID) {
+// decision; minted is the id Mint gave a request without a cookie, "" if
+// none. A nil Family, or no store, gives the id alone at most.
+func (f *Family) Bidstream(r *http.Request, d privacy.Decision, minted string) (userID string, eids []openrtb.EID) {
 	if f == nil || !d.EC.Allowed {
 		return "", nil
 	}
 	id := cookieID(cookieValues(r))
+	if !Valid(id) {
+		id = minted
+	}
 	if !Valid(id) {
 		return "", nil
 	}

@@ -86,9 +86,10 @@ var ecResponseHeaders = []string{"X-Ts-Ec", "X-Ts-Eids", "X-Ts-Ec-Consent", "X-T
 // and, when the request withdraws consent explicitly, a ts-ec cookie it
 // carried is expired and its entry tombstoned; a returning reader's
 // cookie is left alone; a consenting browser's document navigation
-// without one gets a new id, recorded in the store, and its cookie. A nil
-// Family does nothing.
-func (f *Family) Page(r *http.Request, h http.Header) {
+// without one gets its cookie: for minted, the id Mint gave the request
+// before its auction, else a new id, recorded in the store. A nil Family
+// does nothing.
+func (f *Family) Page(r *http.Request, h http.Header, minted string) {
 	if f == nil {
 		return
 	}
@@ -102,17 +103,33 @@ func (f *Family) Page(r *http.Request, h http.Header) {
 		}
 		return
 	}
-	if Valid(raw) || !f.mints(r) {
-		return
+	id := minted
+	if id == "" {
+		if id = f.Mint(r, d); id == "" {
+			return
+		}
+	}
+	h.Add("Set-Cookie", SetCookie(f.domain, id))
+}
+
+// Mint gives a consenting browser's document navigation that carries no
+// valid ts-ec a new id, recorded in the store, and returns it; "" when none
+// is minted. The page path calls it before the page's auction, so that the
+// auction's user.id is the id the page's cookie will carry, as upstream
+// mints in generate_if_needed before the ad stack runs (ec/mod.rs:259-320,
+// publisher.rs). d is the request's consent decision.
+func (f *Family) Mint(r *http.Request, d privacy.Decision) string {
+	if f == nil || !d.EC.Allowed || Valid(cookieID(cookieValues(r))) || !f.mints(r) {
+		return ""
 	}
 	ip := f.seam.View(r).ClientIP
 	if !ip.IsValid() || f.graph == nil {
-		return
+		return ""
 	}
 	id, err := Generate(f.passphrase, ip)
 	if err != nil {
 		f.log.Error("edge cookie not generated", zap.Error(err))
-		return
+		return ""
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
 	defer cancel()
@@ -123,9 +140,9 @@ func (f *Family) Page(r *http.Request, h http.Header) {
 		// No entry, no cookie: a cookie without its entry would be an id
 		// partners can never sync (ec/mod.rs:296-315).
 		f.failed(err, "edge cookie not recorded; none set", id)
-		return
+		return ""
 	}
-	h.Add("Set-Cookie", SetCookie(f.domain, id))
+	return id
 }
 
 // mints reports a request an id may be minted on: a recognised browser's

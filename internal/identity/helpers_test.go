@@ -73,7 +73,7 @@ func site(t *testing.T, st store.Store) (*httptest.Server, *Family, *atomic.Int6
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Ts-Ec", "from-origin")
 		w.Header().Set("X-Ts-one.example", "from-origin")
-		f.Page(r, w.Header())
+		f.Page(r, w.Header(), "")
 		_, _ = w.Write([]byte("<html>page</html>"))
 	})
 	mux.Handle("GET "+IdentifyPath, f.Identify())

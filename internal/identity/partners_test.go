@@ -195,17 +195,17 @@ func TestBidstreamFollowsConsent(t *testing.T) {
 	allow := func(eids bool) privacy.Decision {
 		return privacy.Decision{EC: privacy.ECGate{Allowed: true, EIDs: eids}}
 	}
-	if id, eids := f.Bidstream(r, privacy.Decision{}); id != "" || eids != nil {
+	if id, eids := f.Bidstream(r, privacy.Decision{}, ""); id != "" || eids != nil {
 		t.Errorf("without consent: %q %v", id, eids)
 	}
-	if id, eids := f.Bidstream(r, allow(true)); id != c.Value || eids != nil {
+	if id, eids := f.Bidstream(r, allow(true), ""); id != c.Value || eids != nil {
 		t.Errorf("partner not bidstream_enabled: %q %v", id, eids)
 	}
 	f.all[0].BidstreamEnabled = true
-	if id, eids := f.Bidstream(r, allow(false)); id != c.Value || eids != nil {
+	if id, eids := f.Bidstream(r, allow(false), ""); id != c.Value || eids != nil {
 		t.Errorf("eids without their consent: %q %v", id, eids)
 	}
-	id, eids := f.Bidstream(r, allow(true))
+	id, eids := f.Bidstream(r, allow(true), "")
 	if want := []openrtb.EID{{Source: "one.example", UIDs: []openrtb.UID{{ID: "u1", Atype: 3}}}}; id != c.Value || !reflect.DeepEqual(eids, want) {
 		t.Errorf("with consent: %q %+v", id, eids)
 	}

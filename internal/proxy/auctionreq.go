@@ -63,7 +63,7 @@ func providerFromConfig(cfg *config.Config, log *zap.Logger, stats *auction.Stat
 // decision, and, where consent allows, its edge cookie and partners' ids
 // (internal/identity). No other cookie or header is passed on.
 func (g *Guest) auctionRequest(x *exchange, r *http.Request, d privacy.Decision) auction.Request {
-	userID, eids := g.identity.Bidstream(r, d)
+	userID, eids := g.identity.Bidstream(r, d, x.mintedEC)
 	return auction.Request{
 		Path:      r.URL.Path,
 		Slots:     x.slots,

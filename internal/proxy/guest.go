@@ -406,6 +406,10 @@ type prepared struct {
 	// client is who the request counts against in the clients' shares of
 	// the gates (clientshare.go), set at admission.
 	client netip.Prefix
+	// mintedEC is the ts-ec id minted for this page before its auction
+	// (identity.Family.Mint), which its response's cookie carries; "" if
+	// none was.
+	mintedEC string
 }
 
 // handled is written by the handler goroutine only: the mode in prepare,
@@ -558,6 +562,9 @@ func (g *Guest) prepare(x *exchange, r *http.Request) (decision privacy.Decision
 // "SSAT injection": the auction runs concurrently with the origin fetch).
 func (g *Guest) startAuction(x *exchange, r *http.Request, decision privacy.Decision) {
 	if x.eligible && r.Method == http.MethodGet {
+		// A new reader's id exists before the auction, so the auction's
+		// user.id is the id the page's cookie carries (identity.Mint).
+		x.mintedEC = g.identity.Mint(r, decision)
 		x.auctionStart = time.Now()
 		x.auction = auction.Start(g.auctionContext(x), g.provider, g.auctionRequest(x, r, decision), g.auctionTimeout)
 	}

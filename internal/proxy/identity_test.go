@@ -148,8 +148,11 @@ func TestBidRequestCarriesTheEdgeCookieAndPartnerIDs(t *testing.T) {
 	if ec == nil {
 		t.Fatal("no ts-ec")
 	}
-	if first := bidder.received(); len(first) != 1 || first[0].User != nil && first[0].User.ID != "" {
-		t.Fatalf("first page's bid requests %+v: want one, without user.id (minted after the auction started)", first)
+	// The id is minted before the page's auction, as upstream mints it
+	// before the ad stack: the first page's bid request carries the id
+	// its cookie sets.
+	if first := bidder.received(); len(first) != 1 || first[0].User == nil || first[0].User.ID != ec.Value {
+		t.Fatalf("first page's bid requests %+v: want one, with user.id %s", first, ec.Value)
 	}
 	req, _ := http.NewRequest(http.MethodPost, e.front.URL+identity.BatchSyncPath,
 		strings.NewReader(`{"mappings":[{"ec_id":"`+ec.Value+`","partner_uid":"uid-1","timestamp":1}]}`))

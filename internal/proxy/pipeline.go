@@ -52,7 +52,7 @@ func (g *Guest) modifyResponse(resp *http.Response) error {
 	// new or withdrawn ts-ec, and no x-ts-* identity header without
 	// consent (internal/identity, Family.Page). req is the client's
 	// request as forwarded, with its cookies and consent headers.
-	g.identity.Page(req, resp.Header)
+	g.identity.Page(req, resp.Header, x.mintedEC)
 	if err := refuseSwitch(resp); err != nil {
 		return err
 	}
