@@ -1,14 +1,10 @@
 package store
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
-	"os/exec"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,85 +12,7 @@ import (
 	"github.com/ssatd/ssatd/internal/testutil"
 )
 
-// redisServer is a redis-server this test started, on a loopback port.
-type redisServer struct {
-	url string
-	cmd *exec.Cmd
-}
-
-// startRedis starts redis-server on a free loopback port, without
-// persistence, and waits for it to say it is ready. Without redis-server
-// in PATH the test skips (fails under SSATD_STRICT=1); .ci/run installs it.
-func startRedis(t *testing.T) *redisServer {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close() // redis-server cannot take port 0; the port is free a moment more
-	return startRedisOn(t, port)
-}
-
-func startRedisOn(t *testing.T, port int) *redisServer {
-	t.Helper()
-	bin := testutil.RequireTool(t, "redis-server", "valkey-server")
-	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--daemonize", "no", "--loglevel", "notice")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	srv := &redisServer{url: fmt.Sprintf("redis://127.0.0.1:%d/0", port), cmd: cmd}
-	t.Cleanup(srv.stop)
-	ready := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		var log strings.Builder
-		for sc.Scan() {
-			log.WriteString(sc.Text() + "\n")
-			if strings.Contains(sc.Text(), "Ready to accept connections") {
-				ready <- nil
-				_, _ = io.Copy(io.Discard, out) // until the server exits
-				return
-			}
-		}
-		ready <- fmt.Errorf("redis-server exited before it was ready:\n%s", log.String())
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("redis-server not ready after 30s")
-	}
-	return srv
-}
-
-// stop kills the server this test started and waits for it.
-func (r *redisServer) stop() {
-	if r.cmd.ProcessState != nil {
-		return
-	}
-	_ = r.cmd.Process.Kill()
-	_ = r.cmd.Wait()
-}
-
 var redisPrefixes atomic.Int64
-
-// redisURL is SSATD_REDIS, or a server started for the test.
-func redisURL(t *testing.T) string {
-	t.Helper()
-	if u := os.Getenv("SSATD_REDIS"); u != "" {
-		return u
-	}
-	return startRedis(t).url
-}
 
 func openTestRedis(url string) opener {
 	return func(t *testing.T, c *clock) Store {
@@ -118,31 +36,28 @@ func openTestRedis(url string) opener {
 }
 
 // TestRedisConformance runs the store suite on Redis.
-func TestRedisConformance(t *testing.T) { runConformance(t, openTestRedis(redisURL(t))) }
+func TestRedisConformance(t *testing.T) { runConformance(t, openTestRedis(testutil.RedisURL(t))) }
 
 // TestRedisOutageFailsFastAndRecovers catches a Redis store that hangs
 // the request when Redis is down, or fails other than with
 // ErrUnavailable, or does not work again once Redis is back: the
 // caller serves the page and degrades identity meanwhile.
 func TestRedisOutageFailsFastAndRecovers(t *testing.T) {
-	srv := startRedis(t)
-	s, err := OpenRedis(RedisOptions{URL: srv.url, Prefix: "outage:"})
+	srv := testutil.StartRedis(t)
+	s, err := OpenRedis(RedisOptions{URL: srv.URL, Prefix: "outage:"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	mustSet(t, s, "ec:a", "v", nil, 0, Always)
-	srv.stop()
+	srv.Stop()
 	// Each operation dials at most four times (a retried command, a
 	// retried dial), each refused at once on loopback.
 	checkUnavailable(t, s, 500*time.Millisecond)
 
 	// Redis back on its address: the same store works again, without
 	// being reopened.
-	port := srv.cmd.Args[2]
-	var p int
-	fmt.Sscan(port, &p)
-	startRedisOn(t, p)
+	testutil.StartRedisOn(t, srv.Port)
 	if err := s.Ping(context.Background()); err != nil {
 		t.Fatalf("Ping after Redis came back: %v", err)
 	}
