@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ssatd/ssatd/internal/config"
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 // seenOrigin is a heldOrigin that records every path the origin was asked
@@ -110,7 +111,7 @@ func TestCallbackTakesARequestPlace(t *testing.T) {
 	})
 	o.held.page = e.page
 	held := e.startHeld(t)
-	resp, body := e.post(t, "/auction", "application/json", tsjsAdRequest)
+	resp, body := e.post(t, "/auction", "application/json", testutil.TsjsAdRequest)
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" {
 		t.Fatalf("with the requests full: status %d, Retry-After %q, body %q; want 503, 1",
 			resp.StatusCode, resp.Header.Get("Retry-After"), body)
@@ -119,7 +120,7 @@ func TestCallbackTakesARequestPlace(t *testing.T) {
 	if r := <-held; r.err != nil || r.status != http.StatusOK {
 		t.Fatalf("held page: status %d, err %v", r.status, r.err)
 	}
-	if resp, body := e.post(t, "/auction", "application/json", tsjsAdRequest); resp.StatusCode != http.StatusOK {
+	if resp, body := e.post(t, "/auction", "application/json", testutil.TsjsAdRequest); resp.StatusCode != http.StatusOK {
 		t.Errorf("after the held page ended: status %d, body %q; want 200", resp.StatusCode, body)
 	}
 }

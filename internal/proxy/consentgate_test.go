@@ -10,6 +10,7 @@ import (
 
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/openrtb"
+	"github.com/ssatd/ssatd/internal/testutil"
 )
 
 // freshTC is a TCF v2 core segment last updated now (so within upstream's
@@ -156,18 +157,18 @@ func TestUpstreamConsentPolicyOnAuctionEndpoint(t *testing.T) {
 		c.Consent.Policy = "upstream"
 		c.Geo.Country = "DE"
 	})
-	resp, body := e.post(t, "/auction", "application/json", tsjsAdRequest, func(r *http.Request) {
+	resp, body := e.post(t, "/auction", "application/json", testutil.TsjsAdRequest, func(r *http.Request) {
 		r.AddCookie(&http.Cookie{Name: "euconsent-v2", Value: freshTC(false)})
 	})
-	if resp.StatusCode != http.StatusOK || len(parseLikeTsjs(t, body)) != 0 || len(ep.received()) != 0 {
+	if resp.StatusCode != http.StatusOK || len(testutil.ParseLikeTsjs(t, body)) != 0 || len(ep.received()) != 0 {
 		t.Fatalf("without purpose 1: %d %s, %d bid requests", resp.StatusCode, body, len(ep.received()))
 	}
 	grants := freshTC(true)
-	resp, body = e.post(t, "/auction", "application/json", tsjsAdRequest, func(r *http.Request) {
+	resp, body = e.post(t, "/auction", "application/json", testutil.TsjsAdRequest, func(r *http.Request) {
 		r.AddCookie(&http.Cookie{Name: "euconsent-v2", Value: grants})
 		r.Header.Set("Sec-GPC", "1")
 	})
-	if resp.StatusCode != http.StatusOK || len(parseLikeTsjs(t, body)) == 0 || len(ep.received()) != 1 {
+	if resp.StatusCode != http.StatusOK || len(testutil.ParseLikeTsjs(t, body)) == 0 || len(ep.received()) != 1 {
 		t.Fatalf("with purpose 1: %d %s, %d bid requests", resp.StatusCode, body, len(ep.received()))
 	}
 	br := ep.received()[0]

@@ -3,7 +3,6 @@ package tsjs_test
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/ssatd/ssatd/internal/tsjs"
 	"io"
 	"net/http"
 	"strings"
@@ -11,18 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ssatd/ssatd/internal/testutil"
+	"github.com/ssatd/ssatd/internal/tsjs"
+
 	"github.com/ssatd/ssatd/internal/config"
 	"github.com/ssatd/ssatd/internal/openrtb"
 	"github.com/ssatd/ssatd/internal/telemetry"
 )
-
-// tsjsAdRequest is the body tsjs's requestAds POSTs, byte for byte as
-// core/request.ts builds it: {...buildAdRequest(units), config}, where
-// buildAdRequest (core/auction.ts) writes code, mediaTypes.banner.sizes
-// and bids[] with bidder and params for every unit.
-const tsjsAdRequest = `{"adUnits":[{"code":"top","mediaTypes":{"banner":{"sizes":[[728,90],[970,250]]}},"bids":[]},` +
-	`{"code":"side","mediaTypes":{"banner":{"sizes":[[300,250]]}},"bids":[{"bidder":"kargo","params":{"placementId":"p1"}}]}],` +
-	`"config":{}}`
 
 // post sends body to path as tsjs's sendAuction does (fetch with
 // content-type application/json).
@@ -51,49 +45,6 @@ func (e *env) post(t *testing.T, path, contentType, body string, opts ...reqOpt)
 	return resp, b
 }
 
-// parsedBid is what tsjs's parseAuctionResponse keeps of one bid.
-type parsedBid struct {
-	impid, adm, seat, crid string
-	price                  float64
-	w, h                   int
-}
-
-// parseLikeTsjs reads a response as core/auction.ts parseAuctionResponse
-// does, insisting on the JSON types it checks (typeof === 'number', ...).
-func parseLikeTsjs(t *testing.T, body []byte) []parsedBid {
-	t.Helper()
-	var raw map[string]any
-	if err := json.Unmarshal(body, &raw); err != nil {
-		t.Fatalf("response is not JSON: %v: %s", err, body)
-	}
-	var out []parsedBid
-	seatbids, _ := raw["seatbid"].([]any)
-	for _, sbAny := range seatbids {
-		sb := sbAny.(map[string]any)
-		seat, ok := sb["seat"].(string)
-		if !ok {
-			t.Errorf("seat is not a string: %v", sb["seat"])
-		}
-		for _, bAny := range sb["bid"].([]any) {
-			b := bAny.(map[string]any)
-			p := parsedBid{seat: seat}
-			var okI, okP, okW, okH, okA, okC bool
-			p.impid, okI = b["impid"].(string)
-			price, okP := b["price"].(float64)
-			w, okW := b["w"].(float64)
-			h, okH := b["h"].(float64)
-			p.adm, okA = b["adm"].(string)
-			p.crid, okC = b["crid"].(string)
-			if !okI || !okP || !okW || !okH || !okA || !okC {
-				t.Errorf("bid fields of the wrong type for tsjs: %v", b)
-			}
-			p.price, p.w, p.h = price, int(w), int(h)
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // withStaticBids configures a slot on /news/** per bid besides "top",
 // and the bids.
 func withStaticBids(bids ...config.StaticBid) func(*config.Config) {
@@ -114,7 +65,7 @@ func TestAuctionAnswersTsjsWithStaticBids(t *testing.T) {
 		config.StaticBid{SlotID: "side", HbPb: "0.40", HbBidder: "kargo", W: 300, H: 250, HbAdid: "a2", Adm: "<div>side ad</div>"},
 		config.StaticBid{SlotID: "unasked", HbPb: "9.00", HbBidder: "x", W: 1, H: 1, Adm: "<p>no</p>"},
 	))
-	resp, body := e.post(t, "/auction", "application/json", tsjsAdRequest)
+	resp, body := e.post(t, "/auction", "application/json", testutil.TsjsAdRequest)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
 	}
@@ -124,10 +75,10 @@ func TestAuctionAnswersTsjsWithStaticBids(t *testing.T) {
 	if cc := resp.Header.Get("Cache-Control"); cc != "no-store, private" {
 		t.Errorf("Cache-Control %q", cc)
 	}
-	got := parseLikeTsjs(t, body)
-	want := []parsedBid{
-		{impid: "top", adm: "<div>top ad</div>", seat: "example", crid: "a1", price: 1.5, w: 728, h: 90},
-		{impid: "side", adm: "<div>side ad</div>", seat: "kargo", crid: "a2", price: 0.4, w: 300, h: 250},
+	got := testutil.ParseLikeTsjs(t, body)
+	want := []testutil.TsjsBid{
+		{ImpID: "top", Adm: "<div>top ad</div>", Seat: "example", CrID: "a1", Price: 1.5, W: 728, H: 90},
+		{ImpID: "side", Adm: "<div>side ad</div>", Seat: "kargo", CrID: "a2", Price: 0.4, W: 300, H: 250},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("bids %+v, want %+v", got, want)
@@ -167,10 +118,10 @@ func TestAuctionRefusesBadClientInput(t *testing.T) {
 		inBody                 string
 	}{
 		{"get", http.MethodGet, "", "", 405, "POST"},
-		{"put", http.MethodPut, "application/json", tsjsAdRequest, 405, "POST"},
+		{"put", http.MethodPut, "application/json", testutil.TsjsAdRequest, 405, "POST"},
 		{"form", http.MethodPost, "application/x-www-form-urlencoded", "a=b", 415, "application/json"},
-		{"text plain", http.MethodPost, "text/plain;charset=UTF-8", tsjsAdRequest, 415, "application/json"},
-		{"no content type", http.MethodPost, "", tsjsAdRequest, 415, "application/json"},
+		{"text plain", http.MethodPost, "text/plain;charset=UTF-8", testutil.TsjsAdRequest, 415, "application/json"},
+		{"no content type", http.MethodPost, "", testutil.TsjsAdRequest, 415, "application/json"},
 		{"too large", http.MethodPost, "application/json", big, 413, "262144"},
 		{"malformed", http.MethodPost, "application/json", `{"adUnits":[`, 400, "not JSON"},
 		{"not an object", http.MethodPost, "application/json", `[1,2]`, 400, "not JSON"},
@@ -285,19 +236,19 @@ func TestAuctionConsentGate(t *testing.T) {
 		c.Consent.RequireTCFPurpose1 = true
 		c.Auction.PriceGranularity = "medium"
 	})
-	resp, body := e.post(t, "/auction", "application/json", tsjsAdRequest)
-	if resp.StatusCode != 200 || len(parseLikeTsjs(t, body)) != 0 || calls.Load() != 0 {
+	resp, body := e.post(t, "/auction", "application/json", testutil.TsjsAdRequest)
+	if resp.StatusCode != 200 || len(testutil.ParseLikeTsjs(t, body)) != 0 || calls.Load() != 0 {
 		t.Fatalf("without consent: %d %s, %d bid requests", resp.StatusCode, body, calls.Load())
 	}
-	resp, body = e.post(t, "/auction", "application/json", tsjsAdRequest, func(r *http.Request) {
+	resp, body = e.post(t, "/auction", "application/json", testutil.TsjsAdRequest, func(r *http.Request) {
 		r.AddCookie(&http.Cookie{Name: "euconsent-v2", Value: consentPurpose1})
 	})
-	bids := parseLikeTsjs(t, body)
+	bids := testutil.ParseLikeTsjs(t, body)
 	if resp.StatusCode != 200 || len(bids) != 2 || calls.Load() != 1 {
 		t.Fatalf("with consent: %d %s, %d bid requests", resp.StatusCode, body, calls.Load())
 	}
 	// The medium bucket of 2.37 is 2.30: the price a page gets.
-	if bids[0].price != 2.3 || bids[0].seat != "seat1" || bids[0].impid != "top" {
+	if bids[0].Price != 2.3 || bids[0].Seat != "seat1" || bids[0].ImpID != "top" {
 		t.Errorf("bid %+v", bids[0])
 	}
 	br := ep.received()[0]
@@ -313,9 +264,9 @@ func TestAuctionDeadlineAndNothingOutlivesIt(t *testing.T) {
 	ep := newBidEndpoint(t, hang)
 	e := newEnv(t, http.NotFoundHandler(), withOpenRTB(150, ep))
 	start := time.Now()
-	resp, body := e.post(t, "/auction", "application/json", tsjsAdRequest)
+	resp, body := e.post(t, "/auction", "application/json", testutil.TsjsAdRequest)
 	took := time.Since(start)
-	if resp.StatusCode != 200 || len(parseLikeTsjs(t, body)) != 0 {
+	if resp.StatusCode != 200 || len(testutil.ParseLikeTsjs(t, body)) != 0 {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
 	if took < 150*time.Millisecond || took > 5*time.Second {
@@ -338,7 +289,7 @@ func TestAuctionPageURLFromReferer(t *testing.T) {
 		{"", "http://" + testDomain + "/"},
 	} {
 		n := len(ep.received())
-		e.post(t, "/auction", "application/json", tsjsAdRequest, header("Referer", tc.referer))
+		e.post(t, "/auction", "application/json", testutil.TsjsAdRequest, header("Referer", tc.referer))
 		got := ep.received()
 		if len(got) != n+1 || got[n].Site.Page != tc.want {
 			t.Errorf("Referer %q: site.page %v, want %q", tc.referer, got[n:], tc.want)
@@ -355,7 +306,7 @@ func TestPostAuctionHasItsOwnDeadline(t *testing.T) {
 	e := newEnv(t, http.NotFoundHandler(), withNewsSlot, withOpenRTB(2000, ep), func(c *config.Config) {
 		c.Auction.PostAuctionTimeoutMS = 250
 	})
-	e.post(t, "/auction", "application/json", tsjsAdRequest)
+	e.post(t, "/auction", "application/json", testutil.TsjsAdRequest)
 	e.mustGet(t, tsjs.PageBidsPath+pageBidsPathQuery("/news/a"), tsjsPageBids("1")...)
 	got := ep.received()
 	if len(got) != 2 {

@@ -2,11 +2,12 @@ package tsjs_test
 
 import (
 	"encoding/json"
-	"github.com/ssatd/ssatd/internal/family"
-	"github.com/ssatd/ssatd/internal/tsjs"
 	"net/http"
 	"net/url"
 	"testing"
+
+	"github.com/ssatd/ssatd/internal/family"
+	"github.com/ssatd/ssatd/internal/tsjs"
 
 	"go.uber.org/zap"
 
