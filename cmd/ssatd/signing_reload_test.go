@@ -14,9 +14,9 @@ import (
 	"github.com/ssatd/ssatd/internal/signing"
 )
 
-// signingReloadConfig is an OpenRTB auction to pbs, with extra appended
+// signingAuctionConfig is an OpenRTB auction to pbs, with extra appended
 // (request signing, handlers).
-func signingReloadConfig(originURL, pbs, extra string) string {
+func signingAuctionConfig(originURL, pbs, extra string) string {
 	return fmt.Sprintf(`
 [server]
 drain_period = "0s"
@@ -69,8 +69,8 @@ func TestReloadWiresRequestSigning(t *testing.T) {
 		exts <- req.Ext.TS
 	}))
 	defer pbs.Close()
-	off := signingReloadConfig(origin.URL, pbs.URL, "")
-	on := signingReloadConfig(origin.URL, pbs.URL, fmt.Sprintf(`
+	off := signingAuctionConfig(origin.URL, pbs.URL, "")
+	on := signingAuctionConfig(origin.URL, pbs.URL, fmt.Sprintf(`
 [request_signing]
 enabled = true
 key_dir = %q

@@ -156,27 +156,7 @@ func TestDaemonSignsBidRequestsBiddersVerify(t *testing.T) {
 	b := &standInBidder{keys: map[string]ed25519.PublicKey{}, verified: map[string]int{}, seen: make(chan struct{}, 16)}
 	pbs := httptest.NewServer(b)
 	defer pbs.Close()
-	d := startDaemonWith(t, fmt.Sprintf(`
-[server]
-drain_period = "0s"
-
-[publisher]
-domain = "localhost"
-origin_url = %q
-
-[auction]
-enabled = true
-provider = "openrtb"
-timeout_ms = 5000
-
-[[auction.openrtb]]
-name = "pbs"
-url = %q
-
-[[creative_opportunities.slot]]
-id = "top"
-page_patterns = ["/**"]
-
+	d := startDaemonWith(t, signingAuctionConfig(origin.URL, pbs.URL+"/openrtb2/auction", fmt.Sprintf(`
 [request_signing]
 enabled = true
 key_dir = %q
@@ -190,7 +170,7 @@ password = "rotate-SECRET"
 path = "^/private"
 username = "reader"
 password = "page-SECRET"
-`, origin.URL, pbs.URL+"/openrtb2/auction", dir), zaptest.NewLogger(t))
+`, dir)), zaptest.NewLogger(t))
 	base := "http://" + d.clientAddr
 	b.mu.Lock()
 	b.discovery = base + signing.PathDiscovery
